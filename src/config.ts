@@ -1,0 +1,321 @@
+// One typed configuration: defaults ← file ← env (BROKER_*) ← flags.
+// Every option is declared once here; --help, env names and file keys derive from the table.
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+export class ConfigError extends Error {}
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export type FlushPolicy = { kind: "always" } | { kind: "interval"; ms: number };
+
+export interface BrokerConfig {
+  dataDir: string;
+  kafkaAddr: HostPort;
+  httpAddr: HostPort;
+  clusterAddr: HostPort;
+  advertiseHost: string | undefined;
+  advertiseKafkaAddr: HostPort | undefined;
+  nodeId: number | undefined;
+  join: HostPort | undefined;
+  flush: FlushPolicy;
+  logLevel: LogLevelName;
+  /** Broker-wide defaults for topic configs (`log.retention.ms` style keys map to topic keys). */
+  topicDefaults: Record<string, string>;
+}
+
+export type LogLevelName = "debug" | "info" | "warn" | "error";
+
+interface OptionSpec {
+  flag: string;
+  key: keyof BrokerConfig;
+  arg: string;
+  default: string | undefined;
+  help: string;
+  parse: (v: string, name: string) => unknown;
+}
+
+export function parseHostPort(v: string, name: string): HostPort {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(v.trim());
+  if (!m) throw new ConfigError(`${name}: expected HOST:PORT, got ${JSON.stringify(v)}`);
+  const host = m[1] ?? m[2] ?? "";
+  const port = Number(m[3]);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`${name}: port must be 0-65535, got ${m[3]}`);
+  }
+  if (host.length === 0) throw new ConfigError(`${name}: host is empty in ${JSON.stringify(v)}`);
+  return { host, port };
+}
+
+function parseNodeId(v: string, name: string): number {
+  if (!/^\d+$/.test(v.trim())) {
+    throw new ConfigError(`${name}: expected an integer ≥ 0, got ${JSON.stringify(v)}`);
+  }
+  const n = Number(v);
+  if (n > 2147483647) throw new ConfigError(`${name}: must be at most 2147483647`);
+  return n;
+}
+
+export function parseFlush(v: string, name: string): FlushPolicy {
+  if (v === "always") return { kind: "always" };
+  const m = /^interval:(\d+)$/.exec(v);
+  if (m) {
+    const ms = Number(m[1]);
+    if (ms < 1 || ms > 3_600_000) throw new ConfigError(`${name}: interval must be 1..3600000 ms`);
+    return { kind: "interval", ms };
+  }
+  throw new ConfigError(`${name}: expected "always" or "interval:<ms>", got ${JSON.stringify(v)}`);
+}
+
+function parseHost(v: string, name: string): string {
+  const h = v.trim();
+  if (h === "" || h === "0.0.0.0" || h === "::" || h === "[::]") {
+    throw new ConfigError(`${name}: must be a host clients can reach, not ${JSON.stringify(v)}`);
+  }
+  return h;
+}
+
+function parseLogLevel(v: string, name: string): LogLevelName {
+  if (v === "debug" || v === "info" || v === "warn" || v === "error") return v;
+  throw new ConfigError(`${name}: expected debug|info|warn|error, got ${JSON.stringify(v)}`);
+}
+
+const str = (v: string, name: string) => {
+  if (v.trim() === "") throw new ConfigError(`${name}: must not be empty`);
+  return v;
+};
+
+export const OPTIONS: OptionSpec[] = [
+  {
+    flag: "data-dir",
+    key: "dataDir",
+    arg: "DIR",
+    default: "./data",
+    help: "where partition logs and metadata live",
+    parse: str,
+  },
+  {
+    flag: "kafka-addr",
+    key: "kafkaAddr",
+    arg: "HOST:PORT",
+    default: "0.0.0.0:9092",
+    help: "Kafka protocol listener",
+    parse: parseHostPort,
+  },
+  {
+    flag: "http-addr",
+    key: "httpAddr",
+    arg: "HOST:PORT",
+    default: "0.0.0.0:8080",
+    help: "HTTP API listener",
+    parse: parseHostPort,
+  },
+  {
+    flag: "cluster-addr",
+    key: "clusterAddr",
+    arg: "HOST:PORT",
+    default: "0.0.0.0:9093",
+    help: "broker-to-broker traffic",
+    parse: parseHostPort,
+  },
+  {
+    flag: "advertise-host",
+    key: "advertiseHost",
+    arg: "HOST",
+    default: undefined,
+    help:
+      "host clients are told to connect to (default: the listener host, or this machine's hostname when that is 0.0.0.0)",
+    parse: parseHost,
+  },
+  {
+    flag: "advertise-kafka-addr",
+    key: "advertiseKafkaAddr",
+    arg: "HOST:PORT",
+    default: undefined,
+    help: "Kafka address clients are told, when the outside port differs (NAT, containers)",
+    parse: (v, n) => {
+      const hp = parseHostPort(v, n);
+      parseHost(hp.host, n);
+      return hp;
+    },
+  },
+  {
+    flag: "node-id",
+    key: "nodeId",
+    arg: "N",
+    default: undefined,
+    help: "this broker's id (default: recorded in the data dir, else 0)",
+    parse: parseNodeId,
+  },
+  {
+    flag: "join",
+    key: "join",
+    arg: "HOST:PORT",
+    default: undefined,
+    help: "join the cluster through this member's cluster address",
+    parse: parseHostPort,
+  },
+  {
+    flag: "flush",
+    key: "flush",
+    arg: "always|interval:MS",
+    default: "interval:1000",
+    help: "background fdatasync policy; acks=all always waits for the sync covering its bytes",
+    parse: parseFlush,
+  },
+  {
+    flag: "log-level",
+    key: "logLevel",
+    arg: "LEVEL",
+    default: "info",
+    help: "debug, info, warn or error",
+    parse: parseLogLevel,
+  },
+];
+
+export const envName = (flag: string) => "BROKER_" + flag.toUpperCase().replaceAll("-", "_");
+
+export const HELP_FLAGS = ["config", "help", "version"];
+
+export function usage(version: string): string {
+  const lines = [
+    `broker ${version}: a Kafka-compatible message broker in one binary`,
+    "",
+    "Usage: broker [flags]              start a broker",
+    "       broker --join HOST:PORT      start a broker that joins a cluster",
+    "",
+    "Flags (each also as an env var, e.g. BROKER_DATA_DIR; flags override env, env overrides --config):",
+  ];
+  const rows: [string, string][] = OPTIONS.map((o) => [
+    `--${o.flag} ${o.arg}`,
+    `${o.help}${o.default !== undefined ? ` (default: ${o.default})` : ""}  [${envName(o.flag)}]`,
+  ]);
+  rows.push([
+    "--config FILE",
+    "read settings from a JSON or TOML file (keys are flag names)  [BROKER_CONFIG]",
+  ]);
+  rows.push([
+    "--topic-default KEY=VALUE",
+    "broker-wide default for a topic config, repeatable (e.g. retention.ms=3600000)",
+  ]);
+  rows.push(["--version", "print the version and exit"]);
+  rows.push(["-h, --help", "print this help and exit"]);
+  const w = Math.max(...rows.map((r) => r[0].length)) + 2;
+  for (const [a, b] of rows) lines.push(`  ${a.padEnd(w)}${b}`);
+  return lines.join("\n") + "\n";
+}
+
+export type ParsedCommand =
+  | { kind: "help" }
+  | { kind: "version" }
+  | { kind: "run"; config: BrokerConfig };
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(`--config: cannot read ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const obj = path.endsWith(".toml") ? Bun.TOML.parse(text) : JSON.parse(text);
+    if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
+      throw new Error("not an object");
+    }
+    return obj as Record<string, unknown>;
+  } catch (e) {
+    throw new ConfigError(
+      `--config: ${path} is not valid ${path.endsWith(".toml") ? "TOML" : "JSON"}: ${
+        (e as Error).message
+      }`,
+    );
+  }
+}
+
+function parseTopicDefault(s: string, name: string): [string, string] {
+  const i = s.indexOf("=");
+  if (i <= 0) throw new ConfigError(`${name}: expected KEY=VALUE, got ${JSON.stringify(s)}`);
+  return [s.slice(0, i), s.slice(i + 1)];
+}
+
+/** Parse argv (without the executable and script) and env into a config. Throws ConfigError. */
+export function parseCommandLine(
+  argv: string[],
+  env: Record<string, string | undefined>,
+): ParsedCommand {
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; short?: string; multiple?: boolean }
+  > = {
+    config: { type: "string" },
+    help: { type: "boolean", short: "h" },
+    version: { type: "boolean" },
+    "topic-default": { type: "string", multiple: true },
+  };
+  for (const o of OPTIONS) options[o.flag] = { type: "string" };
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true }));
+  } catch (e) {
+    throw new ConfigError((e as Error).message.split("\n")[0]);
+  }
+  if (values.help) return { kind: "help" };
+  if (values.version) return { kind: "version" };
+
+  const configPath = (values.config as string | undefined) ?? env.BROKER_CONFIG;
+  const file = configPath ? readConfigFile(configPath) : {};
+  const known = new Set([...OPTIONS.map((o) => o.flag), "topic-defaults"]);
+  for (const k of Object.keys(file)) {
+    if (!known.has(k)) {
+      throw new ConfigError(`--config: unknown key ${JSON.stringify(k)} in ${configPath}`);
+    }
+  }
+
+  const out: Record<string, unknown> = {};
+  for (const o of OPTIONS) {
+    let raw: string | undefined = o.default;
+    let source = `default for --${o.flag}`;
+    const fv = file[o.flag];
+    if (fv !== undefined) {
+      raw = String(fv);
+      source = `${configPath}: ${o.flag}`;
+    }
+    const ev = env[envName(o.flag)];
+    if (ev !== undefined && ev !== "") {
+      raw = ev;
+      source = envName(o.flag);
+    }
+    const flagValue = values[o.flag] as string | undefined;
+    if (flagValue !== undefined) {
+      raw = flagValue;
+      source = `--${o.flag}`;
+    }
+    out[o.key] = raw === undefined ? undefined : o.parse(raw, source);
+  }
+
+  const topicDefaults: Record<string, string> = {};
+  const fileTd = file["topic-defaults"];
+  if (fileTd !== undefined) {
+    if (fileTd === null || typeof fileTd !== "object") {
+      throw new ConfigError(`--config: topic-defaults must be a table`);
+    }
+    for (const [k, v] of Object.entries(fileTd)) topicDefaults[k] = String(v);
+  }
+  for (const s of (values["topic-default"] as string[] | undefined) ?? []) {
+    const [k, v] = parseTopicDefault(s, "--topic-default");
+    topicDefaults[k] = v;
+  }
+  out.topicDefaults = topicDefaults;
+  return { kind: "run", config: out as unknown as BrokerConfig };
+}
+
+/** The host:port clients are told for the Kafka listener. */
+export function advertisedKafka(cfg: BrokerConfig, boundPort: number, hostname: string): HostPort {
+  if (cfg.advertiseKafkaAddr) return cfg.advertiseKafkaAddr;
+  const listen = cfg.kafkaAddr.host;
+  const wildcard = listen === "0.0.0.0" || listen === "::";
+  return { host: cfg.advertiseHost ?? (wildcard ? hostname : listen), port: boundPort };
+}

@@ -1,0 +1,73 @@
+// The binary's entry: parse the command line, then start a broker (client subcommands come later).
+import { ConfigError, parseCommandLine, usage } from "./config.ts";
+import { VERSION } from "./version.ts";
+import { startBroker } from "./broker.ts";
+import { createLogger } from "./log.ts";
+import { DataDirLockedError } from "./datadir-lock.ts";
+
+async function main(argv: string[]): Promise<number> {
+  let cmd;
+  try {
+    cmd = parseCommandLine(argv, process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`broker: ${e.message}\n(see broker --help)\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (cmd.kind === "help") {
+    process.stdout.write(usage(VERSION));
+    return 0;
+  }
+  if (cmd.kind === "version") {
+    process.stdout.write(`broker ${VERSION}\n`);
+    return 0;
+  }
+  const log = createLogger(cmd.config.logLevel);
+  let broker;
+  try {
+    broker = await startBroker(cmd.config, log);
+  } catch (e) {
+    if (
+      e instanceof DataDirLockedError || e instanceof ConfigError ||
+      (e as { userFacing?: boolean }).userFacing
+    ) {
+      process.stderr.write(`broker: ${(e as Error).message}\n`);
+      return 1;
+    }
+    log.error("failed to start", { error: e, stack: (e as Error).stack });
+    return 1;
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn("second signal: exiting now", { signal });
+      process.exit(130);
+    }
+    stopping = true;
+    log.info("shutting down", { signal });
+    // The 5 s budget: whatever is still pending then is abandoned (acknowledged data is already synced).
+    const hard = setTimeout(() => {
+      log.error("shutdown took longer than 5 s; exiting");
+      process.exit(1);
+    }, 5000);
+    broker.stop().then(
+      () => {
+        clearTimeout(hard);
+        log.info("stopped");
+        process.exit(0);
+      },
+      (e) => {
+        log.error("shutdown failed", { error: e });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+  return -1; // keep running
+}
+
+const code = await main(process.argv.slice(2));
+if (code >= 0) process.exit(code);

@@ -1,0 +1,96 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { advertisedKafka, ConfigError, OPTIONS, parseCommandLine, usage } from "../src/config.ts";
+import { tempDir } from "./helpers/broker-process.ts";
+
+function run(argv: string[], env: Record<string, string> = {}) {
+  const r = parseCommandLine(argv, env);
+  if (r.kind !== "run") throw new Error("expected run");
+  return r.config;
+}
+
+describe("config", () => {
+  test("defaults", () => {
+    const c = run([]);
+    expect(c.dataDir).toBe("./data");
+    expect(c.kafkaAddr).toEqual({ host: "0.0.0.0", port: 9092 });
+    expect(c.httpAddr).toEqual({ host: "0.0.0.0", port: 8080 });
+    expect(c.clusterAddr).toEqual({ host: "0.0.0.0", port: 9093 });
+    expect(c.nodeId).toBeUndefined();
+    expect(c.join).toBeUndefined();
+    expect(c.flush).toEqual({ kind: "interval", ms: 1000 });
+  });
+
+  test("flags override env, env overrides file", () => {
+    const dir = tempDir();
+    const file = join(dir, "b.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ "data-dir": "/from-file", "http-addr": "127.0.0.1:1", "node-id": 7 }),
+    );
+    const c = run(["--config", file, "--http-addr", "127.0.0.1:3"], {
+      BROKER_HTTP_ADDR: "127.0.0.1:2",
+      BROKER_DATA_DIR: "/from-env",
+    });
+    expect(c.dataDir).toBe("/from-env");
+    expect(c.httpAddr.port).toBe(3);
+    expect(c.nodeId).toBe(7);
+  });
+
+  test("TOML config file and topic defaults", () => {
+    const dir = tempDir();
+    const file = join(dir, "b.toml");
+    writeFileSync(
+      file,
+      `"kafka-addr" = "127.0.0.1:19092"\n[topic-defaults]\n"retention.ms" = 1000\n`,
+    );
+    const c = run([], { BROKER_CONFIG: file });
+    expect(c.kafkaAddr.port).toBe(19092);
+    expect(c.topicDefaults["retention.ms"]).toBe("1000");
+    const c2 = run(["--config", file, "--topic-default", "retention.ms=5"]);
+    expect(c2.topicDefaults["retention.ms"]).toBe("5");
+  });
+
+  test.each([
+    [["--kafka-addr", "nope"]],
+    [["--kafka-addr", "h:99999"]],
+    [["--node-id", "-1"]],
+    [["--node-id", "x"]],
+    [["--advertise-host", "0.0.0.0"]],
+    [["--flush", "sometimes"]],
+    [["--flush", "interval:0"]],
+    [["--log-level", "loud"]],
+    [["--unknown"]],
+    [["positional"]],
+    [["--data-dir", ""]],
+    [["--topic-default", "noequals"]],
+  ])("rejects %p with a ConfigError", (argv) => {
+    expect(() => parseCommandLine(argv, {})).toThrow(ConfigError);
+  });
+
+  test("unknown key in a config file is rejected", () => {
+    const dir = tempDir();
+    const file = join(dir, "b.json");
+    writeFileSync(file, JSON.stringify({ "data_dir": "x" }));
+    expect(() => parseCommandLine(["--config", file], {})).toThrow(/unknown key/);
+  });
+
+  test("help lists every flag with its default and env name", () => {
+    const h = usage("1.2.3");
+    for (const o of OPTIONS) {
+      expect(h).toContain(`--${o.flag}`);
+      expect(h).toContain(`BROKER_${o.flag.toUpperCase().replaceAll("-", "_")}`);
+      if (o.default !== undefined) expect(h).toContain(`(default: ${o.default})`);
+    }
+  });
+
+  test("advertised address never is the wildcard", () => {
+    const c = run([]);
+    expect(advertisedKafka(c, 9092, "myhost")).toEqual({ host: "myhost", port: 9092 });
+    const c2 = run(["--advertise-host", "broker.example"]);
+    expect(advertisedKafka(c2, 9092, "myhost").host).toBe("broker.example");
+    const c3 = run(["--advertise-kafka-addr", "public.example:29092"]);
+    expect(advertisedKafka(c3, 9092, "myhost")).toEqual({ host: "public.example", port: 29092 });
+  });
+});

@@ -1,0 +1,114 @@
+// Runs a real broker as a child process (the compiled binary when BROKER_BIN is set, else `bun src/main.ts`)
+// on ports chosen by the kernel, and learns its addresses from its "broker started" log line.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+export function brokerCommand(): string[] {
+  const bin = process.env.BROKER_BIN;
+  return bin ? [bin] : [process.execPath, join(ROOT, "src", "main.ts")];
+}
+
+export function tempDir(prefix = "broker-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface RunningBroker {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  dataDir: string;
+  httpUrl: string;
+  kafkaPort: number;
+  logs: string[];
+  /** Resolves with the exit code. */
+  exited: Promise<number>;
+  kill(signal?: NodeJS.Signals | number): void;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/** Start a broker and wait until it logs that it started; rejects with its output if it exits first. */
+export async function startBrokerProcess(opts: StartOptions = {}): Promise<RunningBroker> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const args = [
+    ...brokerCommand(),
+    "--data-dir",
+    dataDir,
+    "--http-addr",
+    "127.0.0.1:0",
+    "--kafka-addr",
+    "127.0.0.1:0",
+    "--cluster-addr",
+    "127.0.0.1:0",
+    ...(opts.args ?? []),
+  ];
+  const proc = Bun.spawn(args, {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, ...opts.env },
+  });
+  const logs: string[] = [];
+  const { promise: started, resolve: resolveStarted } = Promise.withResolvers<
+    Record<string, unknown>
+  >();
+  (async () => {
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stderr) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        logs.push(line);
+        try {
+          const rec = JSON.parse(line);
+          if (rec.msg === "broker started") resolveStarted(rec);
+        } catch { /* not JSON */ }
+      }
+    }
+    if (buf) logs.push(buf);
+  })();
+  const exited = proc.exited;
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const rec = await Promise.race([
+    started,
+    exited.then(async (code) => {
+      await Bun.sleep(50);
+      throw new Error(`broker exited with ${code} before starting:\n${logs.join("\n")}`);
+    }),
+    Bun.sleep(timeoutMs).then(() => {
+      proc.kill(9);
+      throw new Error(`broker did not start in ${timeoutMs} ms:\n${logs.join("\n")}`);
+    }),
+  ]);
+  const http = String(rec.http);
+  const kafka = String(rec.kafka ?? "");
+  return {
+    proc,
+    dataDir,
+    httpUrl: `http://${http}`,
+    kafkaPort: Number(kafka.split(":").pop() ?? 0),
+    logs,
+    exited,
+    kill: (signal = "SIGTERM") => proc.kill(signal),
+  };
+}
+
+/** Run the broker command to completion (for --help, --version, bad flags). */
+export function runBrokerCommand(args: string[], env: Record<string, string> = {}) {
+  const r = Bun.spawnSync([...brokerCommand(), ...args], {
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
