@@ -1,0 +1,36 @@
+// Typed validation errors of the metadata layer. The code is the Kafka error code the
+// front ends send back (the HTTP API maps it to a status), so callers never parse messages.
+
+export const ErrorCode = {
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  INVALID_TOPIC_EXCEPTION: 17,
+  TOPIC_ALREADY_EXISTS: 36,
+  INVALID_PARTITIONS: 37,
+  INVALID_REPLICATION_FACTOR: 38,
+  INVALID_REPLICA_ASSIGNMENT: 39,
+  INVALID_CONFIG: 40,
+  INVALID_REQUEST: 42,
+  POLICY_VIOLATION: 44,
+  BROKER_NOT_AVAILABLE: 8,
+  UNKNOWN_SERVER_ERROR: -1,
+} as const;
+
+export type ErrorCodeName = keyof typeof ErrorCode;
+
+export class MetaError extends Error {
+  override readonly name = "MetaError";
+  /** Kafka error code, e.g. 36 for TOPIC_ALREADY_EXISTS. */
+  readonly code: number;
+  readonly codeName: ErrorCodeName;
+
+  constructor(codeName: ErrorCodeName, message: string) {
+    super(message);
+    this.codeName = codeName;
+    this.code = ErrorCode[codeName];
+  }
+}
+
+/** Raised when the data dir belongs to another node or cluster: the broker must not start. */
+export class IdentityError extends Error {
+  override readonly name = "IdentityError";
+}
