@@ -1,0 +1,127 @@
+// The small file layer every storage module goes through, so tests can inject a crash-simulating
+// or space-limited implementation. The real one uses pwrite/pread, async fdatasync and Bun.mmap.
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+export interface FileHandle {
+  readonly path: string;
+  /** Write all of `buf` at `position`; throws the OS error (ENOSPC, EIO...) possibly after a partial write. */
+  pwrite(buf: Uint8Array, position: number): void;
+  /** Read up to buf.length bytes at `position`; returns bytes read. */
+  pread(buf: Uint8Array, position: number): number;
+  size(): number;
+  /** Off the event loop. */
+  fdatasync(): Promise<void>;
+  /** Map the whole file as it is now (must be non-empty). Never truncate a mapped file. */
+  mmap(): Uint8Array;
+  close(): void;
+}
+
+export interface FileIO {
+  open(path: string, create: boolean): FileHandle;
+  exists(path: string): boolean;
+  mkdirp(path: string): void;
+  readdir(path: string): string[];
+  /** Whole file or null if absent. */
+  readFile(path: string): Uint8Array | null;
+  /** Create/replace (not synced). */
+  writeFile(path: string, data: Uint8Array): void;
+  unlink(path: string): void;
+  rename(from: string, to: string): void;
+  /** Remove a directory tree. */
+  rmrf(path: string): void;
+  /** fsync a directory so creates, renames and unlinks in it are durable. */
+  syncDir(path: string): Promise<void>;
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return typeof e === "object" && e !== null && "code" in e
+    ? String((e as { code: unknown }).code)
+    : undefined;
+}
+
+class RealHandle implements FileHandle {
+  constructor(readonly path: string, private fd: number) {}
+  pwrite(buf: Uint8Array, position: number): void {
+    let done = 0;
+    while (done < buf.length) {
+      const n = fs.writeSync(this.fd, buf, done, buf.length - done, position + done);
+      if (n <= 0) throw Object.assign(new Error("short write"), { code: "EIO" });
+      done += n;
+    }
+  }
+  pread(buf: Uint8Array, position: number): number {
+    return fs.readSync(this.fd, buf, 0, buf.length, position);
+  }
+  size(): number {
+    return fs.fstatSync(this.fd).size;
+  }
+  fdatasync(): Promise<void> {
+    const fd = this.fd;
+    return new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+  }
+  mmap(): Uint8Array {
+    return Bun.mmap(this.path, { shared: true });
+  }
+  close(): void {
+    try {
+      fs.closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+export const realFileIO: FileIO = {
+  open(p, create) {
+    const flags = fs.constants.O_RDWR | (create ? fs.constants.O_CREAT : 0);
+    return new RealHandle(p, fs.openSync(p, flags, 0o644));
+  },
+  exists: (p) => fs.existsSync(p),
+  mkdirp: (p) => void fs.mkdirSync(p, { recursive: true }),
+  readdir: (p) => fs.readdirSync(p),
+  readFile(p) {
+    try {
+      return new Uint8Array(fs.readFileSync(p));
+    } catch (e) {
+      if (errnoCode(e) === "ENOENT") return null;
+      throw e;
+    }
+  },
+  writeFile: (p, d) => fs.writeFileSync(p, d),
+  unlink(p) {
+    try {
+      fs.unlinkSync(p);
+    } catch (e) {
+      if (errnoCode(e) !== "ENOENT") throw e;
+    }
+  },
+  rename: (a, b) => fs.renameSync(a, b),
+  rmrf: (p) => fs.rmSync(p, { recursive: true, force: true }),
+  syncDir(p) {
+    return new Promise((resolve, reject) => {
+      fs.open(p, "r", (e, fd) => {
+        if (e) return reject(e);
+        fs.fsync(fd, (e2) => {
+          fs.close(fd, () => (e2 ? reject(e2) : resolve()));
+        });
+      });
+    });
+  },
+};
+
+/** Replace `p` atomically and durably: temp file, fdatasync, rename, directory sync. */
+export async function writeFileDurable(io: FileIO, p: string, data: Uint8Array): Promise<void> {
+  const tmp = p + ".tmp";
+  io.writeFile(tmp, data);
+  const h = io.open(tmp, false);
+  try {
+    await h.fdatasync();
+  } finally {
+    h.close();
+  }
+  io.rename(tmp, p);
+  await io.syncDir(path.dirname(p));
+}
+
+export { errnoCode };

@@ -1,0 +1,256 @@
+// LogStore over segment files: `<dataDir>/logs/<topic>-<partition>/`, each holding a
+// `partition.meta` with the topic id so a recreated topic never adopts old files.
+// Runs the interval flusher and the periodic recovery checkpoint.
+import * as path from "node:path";
+import type { DecompressFn } from "../protocol/record-batch.ts";
+import { type FileIO, realFileIO, writeFileDurable } from "./file-io.ts";
+import type { SegmentPartitionLog } from "./partition-log.ts";
+import { openSegmentLog } from "./recovery.ts";
+import { MapCache } from "./segment.ts";
+import { StagingPool } from "./staging.ts";
+import {
+  type Clock,
+  DEFAULT_LOG_CONFIG,
+  type FlushPolicy,
+  type LogConfig,
+  type Logger,
+  type LogStore,
+  noopLogger,
+  type PartitionLog,
+  type PartitionLogInfo,
+  type PartitionSpec,
+  StorageError,
+  systemClock,
+  TopicIdMismatchError,
+} from "./types.ts";
+
+export const META_FILE = "partition.meta";
+
+export interface SegmentStoreOptions {
+  dataDir: string;
+  io?: FileIO;
+  clock?: Clock;
+  logger?: Logger;
+  /** Default: interval 1000 ms. */
+  flush?: FlushPolicy;
+  decompress?: DecompressFn;
+  /** Live mappings kept (LRU). Default 1024. */
+  maxMappings?: number;
+  /** Periodic recovery checkpoint. Default 30 000 ms; 0 disables the timer. */
+  checkpointIntervalMs?: number;
+  /** Broker-wide topic defaults under the per-partition config. */
+  defaults?: Partial<LogConfig>;
+  /** Benchmark hook. */
+  stats?: { walkNs: number };
+}
+
+interface Meta {
+  v: 1;
+  topic: string;
+  partition: number;
+  topicId: string;
+}
+
+function dirName(topic: string, partition: number): string {
+  if (!/^[A-Za-z0-9._-]{1,249}$/.test(topic) || topic === "." || topic === "..") {
+    throw new StorageError(`illegal topic name for a directory: ${JSON.stringify(topic)}`);
+  }
+  if (!Number.isInteger(partition) || partition < 0) {
+    throw new StorageError(`bad partition ${partition}`);
+  }
+  return `${topic}-${partition}`;
+}
+
+export class SegmentLogStore implements LogStore {
+  private logs = new Map<string, SegmentPartitionLog>();
+  private opening = new Map<string, Promise<SegmentPartitionLog>>();
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private closed = false;
+  readonly logsDir: string;
+  private readonly io: FileIO;
+  private readonly logger: Logger;
+  private readonly maps: MapCache;
+  private readonly staging = new StagingPool();
+
+  private constructor(readonly opts: SegmentStoreOptions) {
+    this.io = opts.io ?? realFileIO;
+    this.logger = opts.logger ?? noopLogger;
+    this.logsDir = path.join(opts.dataDir, "logs");
+    this.maps = new MapCache(opts.maxMappings ?? 1024);
+  }
+
+  static async open(opts: SegmentStoreOptions): Promise<SegmentLogStore> {
+    const s = new SegmentLogStore(opts);
+    s.io.mkdirp(s.logsDir);
+    await s.io.syncDir(opts.dataDir);
+    const flush = opts.flush ?? { kind: "interval", ms: 1000 };
+    if (flush.kind === "interval" && flush.ms > 0) {
+      s.timers.push(setInterval(() => s.flushAll(), flush.ms));
+    }
+    const cpMs = opts.checkpointIntervalMs ?? 30000;
+    if (cpMs > 0) s.timers.push(setInterval(() => void s.checkpointAll(), cpMs));
+    for (const t of s.timers) (t as { unref?: () => void }).unref?.();
+    return s;
+  }
+
+  /** Ask every log with unsynced bytes for a sync (the interval flusher). */
+  flushAll(): void {
+    for (const log of this.logs.values()) {
+      if (log.logEndOffset() > log.commit.durableOffset) {
+        log.flush().catch((e) =>
+          this.logger("error", "interval flush failed", { dir: log.dir, error: String(e) })
+        );
+      }
+    }
+  }
+
+  async checkpointAll(): Promise<void> {
+    for (const log of this.logs.values()) {
+      try {
+        await log.checkpoint();
+      } catch (e) {
+        this.logger("warn", "checkpoint failed", { dir: log.dir, error: String(e) });
+      }
+    }
+  }
+
+  private readMeta(dir: string): Meta | null {
+    const b = this.io.readFile(path.join(dir, META_FILE));
+    if (!b) return null;
+    try {
+      const m = JSON.parse(new TextDecoder().decode(b)) as Meta;
+      if (m.v !== 1 || typeof m.topicId !== "string" || typeof m.topic !== "string") return null;
+      return m;
+    } catch {
+      return null;
+    }
+  }
+
+  openLog(spec: PartitionSpec): Promise<PartitionLog> {
+    if (this.closed) return Promise.reject(new StorageError("store is closed"));
+    const name = dirName(spec.topic, spec.partition);
+    const open = this.logs.get(name);
+    if (open) {
+      if (open.topicId !== spec.topicId) {
+        return Promise.reject(
+          new TopicIdMismatchError(`${name} is open for topic id ${open.topicId}`),
+        );
+      }
+      if (spec.config) open.updateConfig(spec.config);
+      return Promise.resolve(open);
+    }
+    let p = this.opening.get(name);
+    if (!p) {
+      p = this.doOpen(name, spec).finally(() => this.opening.delete(name));
+      this.opening.set(name, p);
+    }
+    return p;
+  }
+
+  private async doOpen(name: string, spec: PartitionSpec): Promise<SegmentPartitionLog> {
+    const dir = path.join(this.logsDir, name);
+    const config: LogConfig = { ...DEFAULT_LOG_CONFIG, ...this.opts.defaults, ...spec.config };
+    if (this.io.exists(dir)) {
+      const meta = this.readMeta(dir);
+      if (meta && meta.topicId !== spec.topicId) {
+        throw new TopicIdMismatchError(
+          `${dir} belongs to topic id ${meta.topicId}, not ${spec.topicId}`,
+        );
+      }
+      if (!meta) {
+        const hasData = this.io.readdir(dir).some((n) => {
+          if (!n.endsWith(".log")) return false;
+          const b = this.io.readFile(path.join(dir, n));
+          return b !== null && b.length > 0;
+        });
+        if (hasData) throw new TopicIdMismatchError(`${dir} holds data but no ${META_FILE}`);
+        await this.writeMeta(dir, spec);
+      }
+    } else {
+      this.io.mkdirp(dir);
+      await this.writeMeta(dir, spec);
+      await this.io.syncDir(this.logsDir);
+    }
+    const log = await openSegmentLog(dir, spec.topic, spec.partition, spec.topicId, config, {
+      io: this.io,
+      clock: this.opts.clock ?? systemClock,
+      logger: this.logger,
+      flush: this.opts.flush ?? { kind: "interval", ms: 1000 },
+      maps: this.maps,
+      staging: this.staging,
+      decompress: this.opts.decompress,
+      stats: this.opts.stats,
+    });
+    if (this.closed) {
+      log.abandon();
+      throw new StorageError("store closed while opening");
+    }
+    this.logs.set(name, log);
+    return log;
+  }
+
+  private async writeMeta(dir: string, spec: PartitionSpec): Promise<void> {
+    const m: Meta = { v: 1, topic: spec.topic, partition: spec.partition, topicId: spec.topicId };
+    await writeFileDurable(
+      this.io,
+      path.join(dir, META_FILE),
+      new TextEncoder().encode(JSON.stringify(m)),
+    );
+  }
+
+  getLog(topic: string, partition: number): PartitionLog | undefined {
+    return this.logs.get(dirName(topic, partition));
+  }
+
+  async deleteLog(topic: string, partition: number): Promise<void> {
+    const name = dirName(topic, partition);
+    await this.opening.get(name)?.catch(() => {});
+    const log = this.logs.get(name);
+    if (log) {
+      log.abandon();
+      this.logs.delete(name);
+    }
+    // Unlinking is safe while maps are alive: the pages stay valid until unmapped.
+    this.io.rmrf(path.join(this.logsDir, name));
+    await this.io.syncDir(this.logsDir);
+  }
+
+  listLogs(): PartitionLogInfo[] {
+    const out: PartitionLogInfo[] = [];
+    for (const name of this.io.readdir(this.logsDir)) {
+      const meta = this.readMeta(path.join(this.logsDir, name));
+      if (!meta) continue;
+      out.push({
+        topic: meta.topic,
+        partition: meta.partition,
+        topicId: meta.topicId,
+        open: this.logs.has(name),
+      });
+    }
+    return out;
+  }
+
+  async enforceRetention(): Promise<void> {
+    for (const log of this.logs.values()) {
+      try {
+        await log.enforceRetention();
+      } catch (e) {
+        this.logger("warn", "retention failed", { dir: log.dir, error: String(e) });
+      }
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await Promise.allSettled([...this.opening.values()]);
+    const results = await Promise.allSettled([...this.logs.values()].map((l) => l.close()));
+    this.logs.clear();
+    for (const r of results) {
+      if (r.status === "rejected") {
+        this.logger("error", "close failed", { error: String(r.reason) });
+      }
+    }
+  }
+}

@@ -1,0 +1,505 @@
+// The segmented partition log: appends (pwrite), reads (mmap slices), lookups, retention,
+// group-committed durability and clean shutdown. Recovery lives in recovery.ts.
+import * as path from "node:path";
+import type { DecompressFn } from "../protocol/record-batch.ts";
+import { LeaderEpochCache } from "./epoch-cache.ts";
+import { errnoCode, type FileIO, writeFileDurable } from "./file-io.ts";
+import { GroupCommit, handled } from "./group-commit.ts";
+import { checkAppendProducers, ProducerStateManager } from "./producer-state.ts";
+import { MapCache, Segment, segmentName } from "./segment.ts";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type Clock,
+  type EpochEndOffset,
+  type FlushPolicy,
+  InvalidRecordError,
+  type LogConfig,
+  type Logger,
+  OffsetOutOfRangeError,
+  type PartitionLog,
+  type ProducerEntry,
+  type ReadResult,
+  type RetentionResult,
+  StorageError,
+} from "./types.ts";
+import { prepareBatches } from "./validate.ts";
+import { StagingPool } from "./staging.ts";
+
+export interface LogDeps {
+  io: FileIO;
+  clock: Clock;
+  logger: Logger;
+  flush: FlushPolicy;
+  maps: MapCache;
+  staging: StagingPool;
+  decompress?: DecompressFn;
+  /** Benchmark hook: time spent walking records for timestamps. */
+  stats?: { walkNs: number };
+}
+
+export const CHECKPOINT_FILE = "recovery-checkpoint.json";
+export const EPOCH_FILE = "leader-epoch-checkpoint";
+
+export interface Checkpoint {
+  v: 1;
+  clean: boolean;
+  recoveryPoint: number;
+  logStart: number;
+  activeBase: number;
+  activeSize: number;
+}
+
+export interface RecoveryInfo {
+  clean: boolean;
+  scannedSegments: number;
+  scannedBytes: number;
+  truncatedBytes: number;
+  indexesRebuilt: number;
+}
+
+const RESOLVED = Promise.resolve();
+const INT32_MAX = 0x7fffffff;
+
+export class SegmentPartitionLog implements PartitionLog {
+  segments: Segment[] = [];
+  logStart = 0;
+  producers = new ProducerStateManager();
+  epochs = new LeaderEpochCache();
+  commit: GroupCommit;
+  needDirSync = false;
+  recovery: RecoveryInfo = {
+    clean: false,
+    scannedSegments: 0,
+    scannedBytes: 0,
+    truncatedBytes: 0,
+    indexesRebuilt: 0,
+  };
+  private closed = false;
+  private cutPending = false;
+  private cfg: LogConfig;
+
+  constructor(
+    readonly dir: string,
+    readonly topic: string,
+    readonly partition: number,
+    readonly topicId: string,
+    config: LogConfig,
+    readonly deps: LogDeps,
+  ) {
+    this.cfg = { ...config };
+    this.commit = new GroupCommit({
+      writtenOffset: () => this.logEndOffset(),
+      syncAll: () => this.syncAll(),
+    }, 0);
+  }
+
+  get active(): Segment {
+    return this.segments[this.segments.length - 1];
+  }
+
+  logStartOffset(): number {
+    return this.logStart;
+  }
+
+  logEndOffset(): number {
+    return this.active.nextOffset;
+  }
+
+  config(): LogConfig {
+    return { ...this.cfg };
+  }
+
+  updateConfig(patch: Partial<LogConfig>): void {
+    this.cfg = { ...this.cfg, ...patch };
+  }
+
+  sizeBytes(): number {
+    let s = 0;
+    for (const seg of this.segments) s += seg.size;
+    return s;
+  }
+
+  latestEpoch(): number {
+    return this.epochs.latestEpoch();
+  }
+
+  endOffsetForEpoch(epoch: number): EpochEndOffset {
+    return this.epochs.endOffsetFor(epoch, this.logEndOffset());
+  }
+
+  producerState(pid: number): ProducerEntry | undefined {
+    return this.producers.get(pid);
+  }
+
+  private async syncAll(): Promise<void> {
+    const dirty = this.segments.filter((s) => s.dirty && !s.closed);
+    for (const s of dirty) s.dirty = false;
+    const dirSync = this.needDirSync;
+    this.needDirSync = false;
+    try {
+      await Promise.all([
+        ...dirty.map((s) => s.handle.fdatasync()),
+        ...(dirSync ? [this.deps.io.syncDir(this.dir)] : []),
+      ]);
+    } catch (e) {
+      for (const s of dirty) s.dirty = true;
+      if (dirSync) this.needDirSync = true;
+      this.deps.logger("error", "fdatasync failed", { dir: this.dir, error: String(e) });
+      throw new StorageError(`sync failed: ${errnoCode(e) ?? String(e)}`, e);
+    }
+  }
+
+  append(batches: Uint8Array, opts: AppendOptions): AppendResult {
+    if (this.closed) throw new StorageError("log is closed");
+    if (this.cutPending) throw new StorageError("truncation not yet durable");
+    const origin = opts.origin ?? "client";
+    const now = this.deps.clock.now();
+    const stage = this.deps.staging.take(batches.length);
+    stage.set(batches);
+    const metas = prepareBatches(stage, {
+      now,
+      config: this.cfg,
+      origin,
+      nextOffset: this.logEndOffset(),
+      leaderEpoch: opts.leaderEpoch,
+      decompress: this.deps.decompress,
+      stats: this.deps.stats,
+    });
+    let latest = this.epochs.latestEpoch();
+    for (const m of metas) {
+      if (m.leaderEpoch < latest) {
+        throw new InvalidRecordError(`leader epoch ${m.leaderEpoch} is older than ${latest}`);
+      }
+      latest = m.leaderEpoch;
+    }
+    if (origin === "client") {
+      const dup = checkAppendProducers(this.producers, metas);
+      if (dup) return this.duplicateResult(dup.baseOffset, dup.lastOffset, opts);
+    }
+    const total = metas[metas.length - 1].pos + metas[metas.length - 1].size;
+    const first = metas[0];
+    const last = metas[metas.length - 1];
+    this.maybeRoll(total, last.lastOffset, now);
+    const seg = this.active;
+    const at = seg.size;
+    seg.write(stage.subarray(0, total));
+    for (const m of metas) {
+      seg.noteBatch({
+        baseOffset: m.baseOffset,
+        lastOffset: m.lastOffset,
+        maxTimestamp: m.maxTimestamp,
+        pos: at + m.pos,
+        size: m.size,
+      }, this.cfg.indexIntervalBytes);
+      this.producers.update(m, m.baseOffset, now);
+      if (this.epochs.assign(m.leaderEpoch, m.baseOffset)) this.persistEpochs();
+    }
+    const end = last.lastOffset + 1;
+    const mustSync = opts.requireDurable === true || this.deps.flush.kind === "always";
+    const commit = this.commit;
+    let durable: Promise<void> | null = null;
+    const getDurable = () => (durable ??= commit.waitDurable(end));
+    return {
+      baseOffset: first.baseOffset,
+      lastOffset: last.lastOffset,
+      recordCount: metas.reduce((n, m) => n + m.recordCount, 0),
+      logAppendTime: this.cfg.messageTimestampType === "LogAppendTime" && origin === "client"
+        ? now
+        : -1,
+      logStartOffset: this.logStart,
+      duplicate: false,
+      get durable() {
+        return getDurable();
+      },
+      ack: mustSync ? getDurable() : RESOLVED,
+    };
+  }
+
+  private duplicateResult(base: number, last: number, opts: AppendOptions): AppendResult {
+    const commit = this.commit;
+    const mustSync = opts.requireDurable === true || this.deps.flush.kind === "always";
+    let durable: Promise<void> | null = null;
+    const getDurable = () => (durable ??= commit.waitDurable(last + 1));
+    return {
+      baseOffset: base,
+      lastOffset: last,
+      recordCount: last - base + 1,
+      logAppendTime: -1,
+      logStartOffset: this.logStart,
+      duplicate: true,
+      get durable() {
+        return getDurable();
+      },
+      ack: mustSync ? getDurable() : RESOLVED,
+    };
+  }
+
+  private maybeRoll(incoming: number, lastOffset: number, now: number): void {
+    const seg = this.active;
+    if (seg.isEmpty()) return;
+    const bySize = seg.size + incoming > this.cfg.segmentBytes;
+    const byTime = seg.firstBatchTimestamp >= 0 &&
+      now - seg.firstBatchTimestamp >= this.cfg.segmentMs;
+    const byOffset = lastOffset - seg.baseOffset > INT32_MAX || seg.size + incoming > INT32_MAX;
+    if (bySize || byTime || byOffset) this.roll();
+  }
+
+  /** Close the active segment's indexes and start a new segment at the log end. */
+  roll(): void {
+    const old = this.active;
+    const base = old.nextOffset;
+    try {
+      old.writeIndexes();
+      this.deps.io.writeFile(
+        path.join(this.dir, segmentName(base, ".snapshot")),
+        this.producers.encode(),
+      );
+    } catch (e) {
+      this.deps.logger("warn", "could not write indexes/snapshot at roll", { error: String(e) });
+    }
+    const seg = Segment.open(this.deps.io, this.dir, base, this.deps.maps, true);
+    this.segments.push(seg);
+    this.needDirSync = true;
+    this.pruneSnapshots();
+  }
+
+  /** Keep snapshots from the oldest segment's base on; older ones describe deleted data. */
+  pruneSnapshots(): void {
+    const oldest = this.segments[0].baseOffset;
+    for (const name of this.deps.io.readdir(this.dir)) {
+      const m = /^(\d{20})\.snapshot$/.exec(name);
+      if (m && Number(m[1]) < oldest) this.deps.io.unlink(path.join(this.dir, name));
+    }
+  }
+
+  private persistEpochs(): void {
+    const p = path.join(this.dir, EPOCH_FILE);
+    handled(writeFileDurable(this.deps.io, p, this.epochs.encode())).catch((e) =>
+      this.deps.logger("warn", "could not persist the leader epoch cache", { error: String(e) })
+    );
+  }
+
+  private segmentFor(offset: number): number {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    let ans = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.segments[mid].baseOffset <= offset) {
+        ans = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return ans;
+  }
+
+  read(offset: number, maxBytes: number, upperOffset?: number): ReadResult {
+    const end = this.logEndOffset();
+    const upper = Math.min(upperOffset ?? end, end);
+    if (!Number.isSafeInteger(offset) || offset < this.logStart || offset > end) {
+      throw new OffsetOutOfRangeError(`offset ${offset} outside [${this.logStart}, ${end}]`);
+    }
+    const empty: ReadResult = {
+      records: new Uint8Array(0),
+      firstOffset: offset,
+      nextOffset: offset,
+      logStartOffset: this.logStart,
+      logEndOffset: end,
+    };
+    if (offset >= upper) return empty;
+    for (let i = this.segmentFor(offset); i < this.segments.length; i++) {
+      const seg = this.segments[i];
+      const pos = seg.positionOf(Math.max(offset, seg.baseOffset));
+      if (pos < 0) continue;
+      const r = seg.readBatches(pos, upper, maxBytes);
+      if (r.first < 0) return empty;
+      return {
+        records: r.bytes,
+        firstOffset: r.first,
+        nextOffset: r.next,
+        logStartOffset: this.logStart,
+        logEndOffset: end,
+      };
+    }
+    return empty;
+  }
+
+  offsetForTimestamp(ts: number): { offset: number; timestamp: number } | null {
+    for (const seg of this.segments) {
+      if (seg.isEmpty() || seg.maxTimestamp < ts || seg.nextOffset <= this.logStart) continue;
+      const r = seg.findTimestamp(ts, this.deps.decompress);
+      if (r) {
+        return r.offset < this.logStart ? { offset: this.logStart, timestamp: r.timestamp } : r;
+      }
+    }
+    return null;
+  }
+
+  waitDurable(offset: number): Promise<void> {
+    return this.commit.waitDurable(offset);
+  }
+
+  flush(): Promise<void> {
+    return this.commit.flush();
+  }
+
+  /** Delete closed segments from the front while `pred` holds. */
+  private async deleteFront(pred: (s: Segment) => boolean): Promise<RetentionResult> {
+    let deletedSegments = 0;
+    let deletedBytes = 0;
+    while (this.segments.length > 1 && pred(this.segments[0])) {
+      const s = this.segments.shift()!;
+      deletedSegments++;
+      deletedBytes += s.size;
+      this.logStart = Math.max(this.logStart, this.segments[0].baseOffset);
+      s.deleteFiles();
+    }
+    if (deletedSegments > 0) {
+      this.epochs.truncateFromStart(this.logStart);
+      this.pruneSnapshots();
+      await this.writeCheckpoint(false);
+      this.deps.logger("info", "deleted segments", {
+        dir: this.dir,
+        deletedSegments,
+        deletedBytes,
+      });
+    }
+    return { deletedSegments, deletedBytes, logStartOffset: this.logStart };
+  }
+
+  async enforceRetention(): Promise<RetentionResult> {
+    if (this.closed) return { deletedSegments: 0, deletedBytes: 0, logStartOffset: this.logStart };
+    const now = this.deps.clock.now();
+    this.producers.expire(now, this.cfg.producerIdExpirationMs);
+    const { retentionMs, retentionBytes } = this.cfg;
+    const byTime = await this.deleteFront((s) =>
+      retentionMs >= 0 && now - s.maxTimestamp > retentionMs
+    );
+    let excess = retentionBytes >= 0 ? this.sizeBytes() - retentionBytes : -1;
+    const bySize = await this.deleteFront((s) => {
+      if (excess - s.size < 0) return false;
+      excess -= s.size;
+      return true;
+    });
+    return {
+      deletedSegments: byTime.deletedSegments + bySize.deletedSegments,
+      deletedBytes: byTime.deletedBytes + bySize.deletedBytes,
+      logStartOffset: this.logStart,
+    };
+  }
+
+  async deleteRecords(offset: number): Promise<number> {
+    const end = this.logEndOffset();
+    if (offset === -1) offset = end;
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset > end) {
+      throw new OffsetOutOfRangeError(`deleteRecords offset ${offset} beyond log end ${end}`);
+    }
+    if (offset <= this.logStart) return this.logStart;
+    this.logStart = offset;
+    const r = await this.deleteFront((s) => s.nextOffset <= this.logStart);
+    if (r.deletedSegments === 0) {
+      this.epochs.truncateFromStart(this.logStart);
+      await this.writeCheckpoint(false);
+    }
+    return this.logStart;
+  }
+
+  async truncateTo(offset: number): Promise<void> {
+    if (offset >= this.logEndOffset()) return;
+    if (offset < this.logStart) offset = this.logStart;
+    this.cutPending = true;
+    try {
+      while (
+        this.segments.length > 1 && this.active.baseOffset >= offset &&
+        this.active.baseOffset > this.logStart
+      ) {
+        this.segments.pop()!.deleteFiles();
+        this.needDirSync = true;
+      }
+      const seg = this.active;
+      const pos = seg.positionOf(offset);
+      if (pos >= 0) {
+        const dropped = seg.zeroFrom(pos);
+        seg.rebuild(pos, this.cfg.indexIntervalBytes, false);
+        this.deps.logger("warn", "log truncated", {
+          dir: this.dir,
+          offset: seg.nextOffset,
+          dropped,
+        });
+      }
+      const newEnd = this.logEndOffset();
+      this.commit.truncated(newEnd);
+      this.producers.truncateFrom(newEnd);
+      this.epochs.truncateFromEnd(newEnd);
+      this.persistEpochs();
+      // The cut must be on disk before anything is appended over it.
+      await this.syncAll();
+    } finally {
+      this.cutPending = false;
+    }
+  }
+
+  checkpointData(clean: boolean): Checkpoint {
+    return {
+      v: 1,
+      clean,
+      recoveryPoint: Math.min(this.commit.durableOffset, this.logEndOffset()),
+      logStart: this.logStart,
+      activeBase: this.active.baseOffset,
+      activeSize: this.active.size,
+    };
+  }
+
+  /** Write the recovery checkpoint (periodically with clean=false; at close with clean=true). */
+  async writeCheckpoint(clean: boolean): Promise<void> {
+    const data = new TextEncoder().encode(JSON.stringify(this.checkpointData(clean)));
+    await writeFileDurable(this.deps.io, path.join(this.dir, CHECKPOINT_FILE), data);
+  }
+
+  /** Periodic: make a recent recovery point durable so a crash scans little. */
+  async checkpoint(): Promise<void> {
+    if (this.closed) return;
+    await this.writeCheckpoint(false);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.commit.flush();
+      const io = this.deps.io;
+      const snap = path.join(this.dir, segmentName(this.logEndOffset(), ".snapshot"));
+      io.writeFile(snap, this.producers.encode());
+      const files = [snap];
+      for (const s of this.segments) {
+        s.writeIndexes();
+        files.push(s.file(".index"), s.file(".timeindex"));
+      }
+      await Promise.all(files.map(async (f) => {
+        const h = io.open(f, false);
+        try {
+          await h.fdatasync();
+        } finally {
+          h.close();
+        }
+      }));
+      await writeFileDurable(io, path.join(this.dir, EPOCH_FILE), this.epochs.encode());
+      await this.writeCheckpoint(true);
+    } finally {
+      this.commit.fail(new StorageError("log closed"));
+      for (const s of this.segments) s.close();
+    }
+  }
+
+  /** Close without a clean checkpoint (tests, deletion). */
+  abandon(): void {
+    this.closed = true;
+    this.commit.fail(new StorageError("log closed"));
+    for (const s of this.segments) s.close();
+  }
+}

@@ -1,0 +1,229 @@
+// Opening a partition log: clean restart (no scan) or crash recovery from the last checkpoint.
+// Unclean: batches from the segment holding the recovery point onward are walked checking length,
+// magic, CRC-32C, contiguous offsets and non-decreasing leader epochs; a bad tail is ZEROED and
+// synced (so it can never reappear), later segments are deleted, indexes rebuilt, state replayed.
+import * as path from "node:path";
+import type { BatchHeader } from "../protocol/record-batch.ts";
+import { LeaderEpochCache } from "./epoch-cache.ts";
+import {
+  type Checkpoint,
+  CHECKPOINT_FILE,
+  EPOCH_FILE,
+  type LogDeps,
+  SegmentPartitionLog,
+} from "./partition-log.ts";
+import { ProducerStateManager } from "./producer-state.ts";
+import { Segment, segmentName } from "./segment.ts";
+import type { LogConfig } from "./types.ts";
+
+function readCheckpoint(deps: LogDeps, dir: string): Checkpoint | null {
+  const b = deps.io.readFile(path.join(dir, CHECKPOINT_FILE));
+  if (!b) return null;
+  try {
+    const c = JSON.parse(new TextDecoder().decode(b)) as Checkpoint;
+    const ints = [c.recoveryPoint, c.logStart, c.activeBase, c.activeSize];
+    if (
+      c.v !== 1 || typeof c.clean !== "boolean" ||
+      !ints.every((n) => Number.isSafeInteger(n) && n >= 0)
+    ) {
+      return null;
+    }
+    return c;
+  } catch {
+    return null;
+  }
+}
+
+function isAllZero(seg: Segment, from: number, to: number): boolean {
+  for (let p = from; p < to; p += 1 << 16) {
+    const b = seg.bytes(p, Math.min(to, p + (1 << 16)), to);
+    for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
+  }
+  return true;
+}
+
+/** Visit every batch header in [fromOffset, log end) without checking CRCs. */
+function forEachHeader(
+  log: SegmentPartitionLog,
+  fromOffset: number,
+  visit: (h: BatchHeader) => void,
+): void {
+  for (const seg of log.segments) {
+    if (seg.nextOffset <= fromOffset || seg.isEmpty()) continue;
+    const start = seg.positionOf(Math.max(fromOffset, seg.baseOffset));
+    if (start < 0) continue;
+    seg.walk(start, seg.size, false, (h) => {
+      visit(h);
+      return null;
+    });
+  }
+}
+
+export async function openSegmentLog(
+  dir: string,
+  topic: string,
+  partition: number,
+  topicId: string,
+  config: LogConfig,
+  deps: LogDeps,
+): Promise<SegmentPartitionLog> {
+  const { io, logger } = deps;
+  const log = new SegmentPartitionLog(dir, topic, partition, topicId, config, deps);
+  const interval = config.indexIntervalBytes;
+  const cp = readCheckpoint(deps, dir);
+  if (io.exists(path.join(dir, CHECKPOINT_FILE)) && !cp) {
+    logger("warn", "recovery checkpoint unreadable: scanning the whole log", { dir });
+  }
+  const names = io.readdir(dir);
+  for (const n of names) if (n.endsWith(".tmp")) io.unlink(path.join(dir, n));
+  const bases = names.flatMap((n) => {
+    const m = /^(\d{20})\.log$/.exec(n);
+    return m ? [Number(m[1])] : [];
+  }).sort((a, b) => a - b);
+  for (const n of names) {
+    const m = /^(\d{20})\.(index|timeindex)$/.exec(n);
+    if (m && !bases.includes(Number(m[1]))) io.unlink(path.join(dir, n));
+  }
+  if (bases.length === 0) {
+    bases.push(cp ? cp.logStart : 0);
+    log.needDirSync = true;
+  }
+  log.segments = bases.map((b) => Segment.open(io, dir, b, deps.maps, true));
+  const segs = log.segments;
+  const last = segs.length - 1;
+  const clean = cp !== null && cp.clean && cp.activeBase === segs[last].baseOffset &&
+    segs[last].fileSize() >= cp.activeSize;
+  log.recovery.clean = clean;
+  let scanFrom = segs.length;
+  if (!clean) {
+    const rp = cp ? cp.recoveryPoint : 0;
+    scanFrom = 0;
+    for (let i = 0; i < segs.length; i++) if (segs[i].baseOffset <= rp) scanFrom = i;
+  }
+  // Trusted prefix: load indexes (rebuild from headers if missing or inconsistent).
+  for (let i = 0; i < scanFrom; i++) {
+    const seg = segs[i];
+    const limit = clean && i === last ? cp!.activeSize : seg.fileSize();
+    if (i > 0 && seg.baseOffset !== segs[i - 1].nextOffset) {
+      logger("warn", "segments not contiguous: scanning from here", { dir, base: seg.baseOffset });
+      scanFrom = i;
+      log.recovery.clean = false;
+      break;
+    }
+    if (!seg.loadIndexes(limit, interval)) {
+      seg.rebuild(limit, interval, false);
+      log.recovery.indexesRebuilt++;
+    }
+  }
+  // Epoch cache: the persisted one below the scan start, re-derived above it.
+  const epochBytes = io.readFile(path.join(dir, EPOCH_FILE));
+  let epochs = epochBytes ? LeaderEpochCache.decode(epochBytes) : null;
+  const scanStartOffset = scanFrom < segs.length
+    ? segs[scanFrom].baseOffset
+    : Number.POSITIVE_INFINITY;
+  if (!epochs) {
+    epochs = new LeaderEpochCache();
+    const e = epochs;
+    forEachHeader(log, 0, (h) => {
+      if (h.baseOffset < scanStartOffset) e.assign(h.partitionLeaderEpoch, h.baseOffset);
+    });
+  }
+  epochs.truncateFromEnd(scanStartOffset);
+  log.epochs = epochs;
+  // Scan the unverified tail.
+  const cutSegments: Segment[] = [];
+  for (let i = scanFrom; i < segs.length; i++) {
+    const seg = segs[i];
+    const expected = i > 0 ? segs[i - 1].nextOffset : seg.baseOffset;
+    if (seg.baseOffset !== expected) {
+      cutSegments.push(...segs.splice(i));
+      break;
+    }
+    const fileSize = seg.fileSize();
+    let lastEpoch = epochs.latestEpoch();
+    const r = seg.rebuild(fileSize, interval, true, (h) => {
+      if (h.partitionLeaderEpoch < lastEpoch) {
+        return `leader epoch went back to ${h.partitionLeaderEpoch}`;
+      }
+      lastEpoch = h.partitionLeaderEpoch;
+      epochs!.assign(h.partitionLeaderEpoch, h.baseOffset);
+      return null;
+    });
+    log.recovery.scannedSegments++;
+    log.recovery.scannedBytes += r.end;
+    log.recovery.indexesRebuilt++;
+    if (r.end < fileSize && !isAllZero(seg, r.end, fileSize)) {
+      const dropped = seg.zeroFrom(r.end);
+      log.recovery.truncatedBytes += dropped;
+      logger("warn", "recovery cut a bad tail", {
+        dir,
+        segment: seg.baseOffset,
+        position: r.end,
+        reason: r.reason,
+        bytesDropped: dropped,
+      });
+      await seg.handle.fdatasync();
+      cutSegments.push(...segs.splice(i + 1));
+      break;
+    }
+  }
+  if (cutSegments.length > 0) {
+    let bytes = 0;
+    for (const s of cutSegments) {
+      bytes += s.fileSize();
+      s.deleteFiles();
+    }
+    log.recovery.truncatedBytes += bytes;
+    logger("warn", "recovery deleted segments after a cut", {
+      dir,
+      segments: cutSegments.length,
+      bytesDropped: bytes,
+    });
+    await io.syncDir(dir);
+  }
+  // Log start: checkpointed value, bounded by what exists.
+  const logEnd = log.logEndOffset();
+  log.logStart = Math.min(Math.max(cp ? cp.logStart : 0, segs[0].baseOffset), logEnd);
+  while (segs.length > 1 && segs[0].nextOffset <= log.logStart) segs.shift()!.deleteFiles();
+  epochs.truncateFromEnd(logEnd);
+  epochs.truncateFromStart(log.logStart);
+  // Producer state: newest usable snapshot at or below the log end, then replay headers.
+  const snaps = io.readdir(dir).flatMap((n) => {
+    const m = /^(\d{20})\.snapshot$/.exec(n);
+    return m ? [Number(m[1])] : [];
+  }).sort((a, b) => b - a);
+  let from = segs[0].baseOffset;
+  let producers = new ProducerStateManager();
+  for (const s of snaps) {
+    if (s > logEnd) {
+      io.unlink(path.join(dir, segmentName(s, ".snapshot")));
+      continue;
+    }
+    if (s < segs[0].baseOffset) continue;
+    const b = io.readFile(path.join(dir, segmentName(s, ".snapshot")));
+    const decoded = b ? ProducerStateManager.decode(b) : null;
+    if (decoded) {
+      producers = decoded;
+      from = s;
+      break;
+    }
+  }
+  forEachHeader(log, from, (h) => producers.update(h, h.baseOffset, h.maxTimestamp));
+  log.producers = producers;
+  // Everything now in the log is verified; make it durable before claiming it in a checkpoint.
+  if (!clean) await Promise.all(segs.map((s) => s.handle.fdatasync()));
+  if (log.needDirSync) {
+    await io.syncDir(dir);
+    log.needDirSync = false;
+  }
+  log.commit.durableOffset = logEnd;
+  for (const s of segs) s.dirty = false;
+  await log.writeCheckpoint(false);
+  logger(clean ? "debug" : "info", "partition log opened", {
+    dir,
+    logStart: log.logStart,
+    logEnd,
+    ...log.recovery,
+  });
+  return log;
+}

@@ -1,0 +1,380 @@
+// One segment: `<base>.log` appended by pwrite, read through a memory map covering only bytes
+// already written (with a small pread fallback for the freshest tail), plus its sparse indexes.
+import * as path from "node:path";
+import {
+  BATCH_HEADER_SIZE,
+  BATCH_LOG_OVERHEAD,
+  type BatchHeader,
+  computeBatchCrc,
+  type DecompressFn,
+  readBatchHeader,
+} from "../protocol/record-batch.ts";
+import { firstOffsetAtOrAfter } from "./validate.ts";
+import { errnoCode, type FileHandle, type FileIO } from "./file-io.ts";
+import { OffsetIndex, TimeIndex } from "./indexes.ts";
+import { StorageError } from "./types.ts";
+
+/** Remap the active segment only once this much unmapped tail has accumulated. */
+const REMAP_THRESHOLD = 1 << 20;
+const ZEROS = new Uint8Array(64 * 1024);
+
+export function segmentName(base: number, ext: string): string {
+  return String(base).padStart(20, "0") + ext;
+}
+
+/** LRU bound on live mappings (the GC frees dropped ones; vm.max_map_count is finite). */
+export class MapCache {
+  private lru = new Map<Segment, true>();
+  constructor(readonly capacity: number) {}
+  touch(s: Segment): void {
+    this.lru.delete(s);
+    this.lru.set(s, true);
+    while (this.lru.size > this.capacity) {
+      const oldest = this.lru.keys().next().value as Segment;
+      this.lru.delete(oldest);
+      oldest.dropMap();
+    }
+  }
+  forget(s: Segment): void {
+    this.lru.delete(s);
+  }
+  get live(): number {
+    return this.lru.size;
+  }
+}
+
+export interface BatchInfo {
+  baseOffset: number;
+  lastOffset: number;
+  maxTimestamp: number;
+  pos: number;
+  size: number;
+}
+
+export class Segment {
+  /** Logical end: bytes past it are never read and are overwritten by the next append. */
+  size = 0;
+  nextOffset: number;
+  maxTimestamp = -1;
+  /** maxTimestamp of the first batch, for segment.ms. -1 while empty. */
+  firstBatchTimestamp = -1;
+  offsetIndex = new OffsetIndex();
+  timeIndex = new TimeIndex();
+  private bytesSinceIndex = 0;
+  /** Written since the last fdatasync started. */
+  dirty = false;
+  private map: Uint8Array | null = null;
+  private mappedLen = 0;
+  closed = false;
+
+  private constructor(
+    readonly io: FileIO,
+    readonly dir: string,
+    readonly baseOffset: number,
+    readonly handle: FileHandle,
+    private readonly maps: MapCache,
+  ) {
+    this.nextOffset = baseOffset;
+  }
+
+  static open(io: FileIO, dir: string, base: number, maps: MapCache, create: boolean): Segment {
+    const p = path.join(dir, segmentName(base, ".log"));
+    try {
+      return new Segment(io, dir, base, io.open(p, create), maps);
+    } catch (e) {
+      throw new StorageError(`cannot open ${p}: ${errnoCode(e) ?? String(e)}`, e);
+    }
+  }
+
+  file(ext: string): string {
+    return path.join(this.dir, segmentName(this.baseOffset, ext));
+  }
+
+  fileSize(): number {
+    return this.handle.size();
+  }
+
+  isEmpty(): boolean {
+    return this.size === 0;
+  }
+
+  dropMap(): void {
+    this.map = null;
+    this.mappedLen = 0;
+  }
+
+  /** Record one batch now stored at `b.pos` in the in-memory indexes and bounds. */
+  noteBatch(b: BatchInfo, indexInterval: number): void {
+    if (this.bytesSinceIndex >= indexInterval && b.pos > 0) {
+      const rel = b.baseOffset - this.baseOffset;
+      this.offsetIndex.append(rel, b.pos);
+      const n = this.timeIndex.length;
+      const lastTs = n ? this.timeIndex.ts[n - 1] : Number.NEGATIVE_INFINITY;
+      if (this.maxTimestamp > lastTs) this.timeIndex.append(this.maxTimestamp, rel);
+      this.bytesSinceIndex = 0;
+    }
+    this.bytesSinceIndex += b.size;
+    if (this.size === 0) this.firstBatchTimestamp = b.maxTimestamp;
+    if (b.maxTimestamp > this.maxTimestamp) this.maxTimestamp = b.maxTimestamp;
+    this.nextOffset = b.lastOffset + 1;
+    this.size = b.pos + b.size;
+  }
+
+  /** pwrite `bytes` at the logical end. On failure the garbage written is zeroed (best effort). */
+  write(bytes: Uint8Array): void {
+    const at = this.size;
+    try {
+      this.handle.pwrite(bytes, at);
+      this.dirty = true;
+    } catch (e) {
+      try {
+        this.zeroFrom(at);
+      } catch {
+        // the logical end still bounds every read; recovery cuts at the first bad batch
+      }
+      throw new StorageError(
+        `write to ${this.handle.path} failed: ${errnoCode(e) ?? String(e)}`,
+        e,
+      );
+    }
+  }
+
+  /** Overwrite [pos, file end) with zeros (a cut never reappears: batchLength 0 ends a scan). */
+  zeroFrom(pos: number): number {
+    const end = this.handle.size();
+    for (let p = pos; p < end; p += ZEROS.length) {
+      this.handle.pwrite(ZEROS.subarray(0, Math.min(ZEROS.length, end - p)), p);
+    }
+    if (end > pos) this.dirty = true;
+    // A stale map would still be valid memory, but drop it so reads see the zeroed file.
+    this.dropMap();
+    this.maps.forget(this);
+    return Math.max(0, end - pos);
+  }
+
+  /** Bytes [start, end) of the file; `limit` is the readable end (logical size by default). */
+  bytes(start: number, end: number, limit = this.size): Uint8Array {
+    if (start < 0 || end > limit || start > end) throw new RangeError("read outside the segment");
+    if (end === start) return new Uint8Array(0);
+    if (this.map && end <= this.mappedLen) {
+      this.maps.touch(this);
+      return this.map.subarray(start, end);
+    }
+    if (!this.map || limit - this.mappedLen >= REMAP_THRESHOLD || start < this.mappedLen) {
+      try {
+        const m = this.handle.mmap();
+        this.map = m;
+        // Only bytes already written are ever touched: never past the logical/known end.
+        this.mappedLen = Math.min(m.length, limit);
+        this.maps.touch(this);
+        if (end <= this.mappedLen) return m.subarray(start, end);
+      } catch {
+        // fall through to pread
+      }
+    }
+    const out = new Uint8Array(end - start);
+    const n = this.handle.pread(out, start);
+    if (n !== out.length) throw new StorageError(`short read from ${this.handle.path}`);
+    return out;
+  }
+
+  header(pos: number, limit = this.size): BatchHeader | null {
+    if (pos + BATCH_HEADER_SIZE > limit) return null;
+    return readBatchHeader(this.bytes(pos, pos + BATCH_HEADER_SIZE, limit), 0);
+  }
+
+  /**
+   * Whole batches from `pos` (a batch start) with lastOffset < `upper`, at least one, at most
+   * `maxBytes` after the first. One view over the range; headers read with plain DataView ints.
+   */
+  readBatches(
+    pos: number,
+    upper: number,
+    maxBytes: number,
+  ): { bytes: Uint8Array; first: number; next: number } {
+    const span = Math.min(this.size - pos, Math.max(maxBytes, BATCH_HEADER_SIZE));
+    let view = this.bytes(pos, pos + span);
+    let dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
+    let p = 0;
+    let first = -1;
+    let next = -1;
+    while (pos + p + BATCH_HEADER_SIZE <= this.size) {
+      if (p + BATCH_HEADER_SIZE > view.length) break;
+      const base = dv.getInt32(p) * 4294967296 + dv.getUint32(p + 4);
+      const size = BATCH_LOG_OVERHEAD + dv.getInt32(p + 8);
+      const last = base + dv.getInt32(p + 23);
+      if (last >= upper) break;
+      if (first >= 0 && p + size > maxBytes) break;
+      if (p + size > view.length) {
+        // The first batch is larger than maxBytes: widen the view to hold it whole.
+        view = this.bytes(pos, pos + p + size);
+        dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
+      }
+      if (first < 0) first = base;
+      next = last + 1;
+      p += size;
+    }
+    return { bytes: view.subarray(0, p), first, next };
+  }
+
+  /** Position of the batch containing `offset`, or -1. */
+  positionOf(offset: number): number {
+    if (offset < this.baseOffset || offset >= this.nextOffset) return -1;
+    const k = this.offsetIndex.floor(offset - this.baseOffset);
+    let pos = k < 0 ? 0 : this.offsetIndex.pos[k];
+    while (pos < this.size) {
+      const h = this.header(pos);
+      if (!h) return -1;
+      if (h.baseOffset + h.lastOffsetDelta >= offset) return pos;
+      pos += BATCH_LOG_OVERHEAD + h.batchLength;
+    }
+    return -1;
+  }
+
+  /**
+   * Walk batches from `pos` up to `limit`, checking structure (and CRC when `verify`).
+   * `visit` may return a reason to stop as bad. Returns where the valid data ends and why.
+   */
+  walk(
+    pos: number,
+    limit: number,
+    verify: boolean,
+    visit: (h: BatchHeader, pos: number, size: number) => string | null,
+  ): { end: number; reason: string | null } {
+    while (pos < limit) {
+      if (pos + BATCH_HEADER_SIZE > limit) return { end: pos, reason: "truncated header" };
+      const h = this.header(pos, limit)!;
+      if (h.batchLength === 0 && h.baseOffset === 0) return { end: pos, reason: "zeroed tail" };
+      const size = BATCH_LOG_OVERHEAD + h.batchLength;
+      if (h.batchLength < BATCH_HEADER_SIZE - BATCH_LOG_OVERHEAD || pos + size > limit) {
+        return { end: pos, reason: `bad batch length ${h.batchLength}` };
+      }
+      if (h.magic !== 2) return { end: pos, reason: `bad magic ${h.magic}` };
+      if (h.lastOffsetDelta < 0 || h.recordsCount < 0) return { end: pos, reason: "bad counts" };
+      if (verify && computeBatchCrc(this.bytes(pos, pos + size, limit), 0, size) !== h.crc) {
+        return { end: pos, reason: "CRC mismatch" };
+      }
+      const why = visit(h, pos, size);
+      if (why !== null) return { end: pos, reason: why };
+      pos += size;
+    }
+    return { end: pos, reason: null };
+  }
+
+  /** Reset in-memory state and rebuild it by walking headers from 0 to `limit`. */
+  rebuild(
+    limit: number,
+    indexInterval: number,
+    verify: boolean,
+    extra?: (h: BatchHeader) => string | null,
+  ): { end: number; reason: string | null } {
+    this.offsetIndex = new OffsetIndex();
+    this.timeIndex = new TimeIndex();
+    this.bytesSinceIndex = 0;
+    this.size = 0;
+    this.nextOffset = this.baseOffset;
+    this.maxTimestamp = -1;
+    this.firstBatchTimestamp = -1;
+    let expected = this.baseOffset;
+    return this.walk(0, limit, verify, (h, pos, size) => {
+      if (h.baseOffset !== expected) return `offset ${h.baseOffset}, expected ${expected}`;
+      const last = h.baseOffset + h.lastOffsetDelta;
+      if (last - this.baseOffset > 0x7fffffff) return "offset beyond the segment's range";
+      const why = extra ? extra(h) : null;
+      if (why !== null) return why;
+      this.noteBatch({
+        baseOffset: h.baseOffset,
+        lastOffset: last,
+        maxTimestamp: h.maxTimestamp,
+        pos,
+        size,
+      }, indexInterval);
+      expected = last + 1;
+      return null;
+    });
+  }
+
+  /** Load `.index`/`.timeindex` and finish by walking past the last entry; false if unusable. */
+  loadIndexes(limit: number, indexInterval: number): boolean {
+    const ib = this.io.readFile(this.file(".index"));
+    const tb = this.io.readFile(this.file(".timeindex"));
+    if (!ib || !tb) return false;
+    const oi = OffsetIndex.decode(ib, limit);
+    if (!oi) return false;
+    const ti = TimeIndex.decode(tb, oi);
+    if (!ti) return false;
+    let pos = 0;
+    let expected = this.baseOffset;
+    if (oi.length) {
+      pos = oi.pos[oi.length - 1];
+      const h = this.header(pos, limit);
+      if (!h || h.baseOffset !== this.baseOffset + oi.rel[oi.length - 1]) return false;
+      expected = h.baseOffset;
+    }
+    const first = this.header(0, limit);
+    this.offsetIndex = oi;
+    this.timeIndex = ti;
+    this.maxTimestamp = ti.length ? ti.ts[ti.length - 1] : -1;
+    this.firstBatchTimestamp = first ? first.maxTimestamp : -1;
+    this.size = pos;
+    this.nextOffset = expected;
+    this.bytesSinceIndex = Number.NEGATIVE_INFINITY; // entries are re-derived below
+    const saved = this.firstBatchTimestamp;
+    const r = this.walk(pos, limit, false, (h, p, size) => {
+      if (h.baseOffset !== expected) return "non-contiguous";
+      const last = h.baseOffset + h.lastOffsetDelta;
+      this.noteBatch({
+        baseOffset: h.baseOffset,
+        lastOffset: last,
+        maxTimestamp: h.maxTimestamp,
+        pos: p,
+        size,
+      }, indexInterval);
+      expected = last + 1;
+      return null;
+    });
+    this.firstBatchTimestamp = saved;
+    this.bytesSinceIndex = this.size - pos;
+    return r.reason === null || r.reason === "zeroed tail";
+  }
+
+  writeIndexes(): void {
+    this.io.writeFile(this.file(".index"), this.offsetIndex.encode());
+    this.io.writeFile(this.file(".timeindex"), this.timeIndex.encode());
+  }
+
+  /** First record at or after `ts` in this segment, via the time index. */
+  findTimestamp(
+    ts: number,
+    decompress?: DecompressFn,
+  ): { offset: number; timestamp: number } | null {
+    const i = this.timeIndex.lastBelow(ts);
+    let pos = 0;
+    if (i >= 0) {
+      const k = this.offsetIndex.floor(this.timeIndex.rel[i]);
+      pos = k < 0 ? 0 : this.offsetIndex.pos[k];
+    }
+    while (pos < this.size) {
+      const h = this.header(pos)!;
+      const size = BATCH_LOG_OVERHEAD + h.batchLength;
+      if (h.maxTimestamp >= ts) {
+        return firstOffsetAtOrAfter(this.bytes(pos, pos + size), h, ts, decompress);
+      }
+      pos += size;
+    }
+    return null;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.dropMap();
+    this.maps.forget(this);
+    this.handle.close();
+  }
+
+  /** Unlink all files of this segment (safe while maps are alive: no truncation). */
+  deleteFiles(): void {
+    this.close();
+    for (const ext of [".log", ".index", ".timeindex"]) this.io.unlink(this.file(ext));
+  }
+}

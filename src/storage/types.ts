@@ -1,0 +1,238 @@
+// Public types of the partition log engine: configuration, interfaces and typed errors.
+// Errors carry the Kafka error code the front ends should answer with.
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type Logger = (level: LogLevel, msg: string, fields?: { [k: string]: unknown }) => void;
+export const noopLogger: Logger = () => {};
+
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** `always`: every append is synced before it is acknowledged, at any acks. */
+export type FlushPolicy = { kind: "always" } | { kind: "interval"; ms: number };
+
+/** Per-partition config. The meta layer validates names and ranges; the log obeys. */
+export interface LogConfig {
+  segmentBytes: number;
+  segmentMs: number;
+  /** -1 = infinite. */
+  retentionMs: number;
+  /** -1 = infinite. */
+  retentionBytes: number;
+  maxMessageBytes: number;
+  messageTimestampType: "CreateTime" | "LogAppendTime";
+  messageTimestampBeforeMaxMs: number;
+  messageTimestampAfterMaxMs: number;
+  producerIdExpirationMs: number;
+  /** Bytes between sparse index entries. */
+  indexIntervalBytes: number;
+}
+
+export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * 24 * 3600 * 1000,
+  retentionMs: 7 * 24 * 3600 * 1000,
+  retentionBytes: -1,
+  maxMessageBytes: 1048588,
+  messageTimestampType: "CreateTime",
+  messageTimestampBeforeMaxMs: Number.MAX_SAFE_INTEGER,
+  messageTimestampAfterMaxMs: Number.MAX_SAFE_INTEGER,
+  producerIdExpirationMs: 86400000,
+  indexIntervalBytes: 4096,
+});
+
+// ---------- errors ----------
+
+/** Base of every error the log raises on purpose; `errorCode` is the Kafka error code. */
+export class LogError extends Error {
+  constructor(readonly errorCode: number, message: string) {
+    super(message);
+  }
+}
+/** Disk full or I/O failure (KAFKA_STORAGE_ERROR). The log keeps serving reads. */
+export class StorageError extends LogError {
+  override name = "StorageError";
+  constructor(message: string, cause?: unknown) {
+    super(56, message);
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+/** A partition directory belongs to another topic id: the caller deletes it. */
+export class TopicIdMismatchError extends StorageError {
+  override name = "TopicIdMismatchError";
+}
+export class CorruptRecordError extends LogError {
+  override name = "CorruptRecordError";
+  constructor(message: string) {
+    super(2, message);
+  }
+}
+export class InvalidRecordError extends LogError {
+  override name = "InvalidRecordError";
+  constructor(message: string) {
+    super(87, message);
+  }
+}
+export class InvalidTimestampError extends LogError {
+  override name = "InvalidTimestampError";
+  constructor(message: string) {
+    super(32, message);
+  }
+}
+export class MessageTooLargeError extends LogError {
+  override name = "MessageTooLargeError";
+  constructor(message: string) {
+    super(10, message);
+  }
+}
+export class OutOfOrderSequenceError extends LogError {
+  override name = "OutOfOrderSequenceError";
+  constructor(message: string) {
+    super(45, message);
+  }
+}
+export class InvalidProducerEpochError extends LogError {
+  override name = "InvalidProducerEpochError";
+  constructor(message: string) {
+    super(47, message);
+  }
+}
+export class OffsetOutOfRangeError extends LogError {
+  override name = "OffsetOutOfRangeError";
+  constructor(message: string) {
+    super(1, message);
+  }
+}
+
+// ---------- partition log ----------
+
+export interface AppendOptions {
+  /** Leader epoch written into each batch's partitionLeaderEpoch (client origin). */
+  leaderEpoch: number;
+  /** acks=all: `ack` waits for the fdatasync covering these bytes. */
+  requireDurable?: boolean;
+  /**
+   * "client" (default): assign offsets, check producer sequences, validate timestamps.
+   * "replication": batches keep their offsets (must start at the log end) and epochs.
+   */
+  origin?: "client" | "replication";
+}
+
+export interface AppendResult {
+  baseOffset: number;
+  lastOffset: number;
+  recordCount: number;
+  /** now for LogAppendTime topics, else -1. */
+  logAppendTime: number;
+  logStartOffset: number;
+  /** True when an idempotent retry was recognised: nothing was written. */
+  duplicate: boolean;
+  /** Resolves once an fdatasync covering these bytes finished; rejects (handled) on sync failure. */
+  durable: Promise<void>;
+  /** What to await before acknowledging: `durable` under acks=all or flush=always, else resolved. */
+  ack: Promise<void>;
+}
+
+export interface ReadResult {
+  /** Whole batches, starting with the one containing the requested offset. Empty at the end. */
+  records: Uint8Array;
+  /** Base offset of the first batch returned (or the requested offset when empty). */
+  firstOffset: number;
+  /** Offset after the last batch returned. */
+  nextOffset: number;
+  logStartOffset: number;
+  logEndOffset: number;
+}
+
+export interface EpochEndOffset {
+  /** The largest known epoch <= the requested one, or -1. */
+  leaderEpoch: number;
+  /** -1 when unknown. */
+  endOffset: number;
+}
+
+export interface RetentionResult {
+  deletedSegments: number;
+  deletedBytes: number;
+  logStartOffset: number;
+}
+
+export interface ProducerBatchInfo {
+  firstSeq: number;
+  lastSeq: number;
+  baseOffset: number;
+  lastOffset: number;
+}
+
+export interface ProducerEntry {
+  producerId: number;
+  producerEpoch: number;
+  /** Oldest first, at most 5. */
+  batches: ProducerBatchInfo[];
+  /** Clock time of the last append, for expiration. */
+  lastUpdateMs: number;
+}
+
+export interface PartitionLog {
+  readonly topic: string;
+  readonly partition: number;
+  readonly topicId: string;
+  logStartOffset(): number;
+  logEndOffset(): number;
+  /** Append one or more RecordBatch v2 bytes. Throws a LogError subclass; never half-applies. */
+  append(batches: Uint8Array, opts: AppendOptions): AppendResult;
+  /**
+   * Whole batches from the one containing `offset`, at most `maxBytes` but at least one batch,
+   * not past `upperOffset` (default: log end). Throws OffsetOutOfRangeError outside
+   * [logStart, logEnd].
+   */
+  read(offset: number, maxBytes: number, upperOffset?: number): ReadResult;
+  /** First offset whose record timestamp is >= ts, or null if none. */
+  offsetForTimestamp(ts: number): { offset: number; timestamp: number } | null;
+  latestEpoch(): number;
+  endOffsetForEpoch(epoch: number): EpochEndOffset;
+  /** Advance the log start offset (bounded by the log end); delete segments wholly below. */
+  deleteRecords(offset: number): Promise<number>;
+  enforceRetention(): Promise<RetentionResult>;
+  /** Drop everything at and above `offset` (follower truncation). */
+  truncateTo(offset: number): Promise<void>;
+  config(): LogConfig;
+  updateConfig(patch: Partial<LogConfig>): void;
+  /** Sync everything written so far. */
+  flush(): Promise<void>;
+  /** Resolves once offsets below `offset` are durable. */
+  waitDurable(offset: number): Promise<void>;
+  producerState(producerId: number): ProducerEntry | undefined;
+  sizeBytes(): number;
+  /** Flush, write indexes, snapshots and a clean checkpoint. */
+  close(): Promise<void>;
+}
+
+export interface PartitionSpec {
+  topic: string;
+  partition: number;
+  topicId: string;
+  config?: Partial<LogConfig>;
+}
+
+export interface PartitionLogInfo {
+  topic: string;
+  partition: number;
+  topicId: string;
+  open: boolean;
+}
+
+export interface LogStore {
+  /** Open the partition's log, creating it if absent. TopicIdMismatchError if the dir is another topic's. */
+  openLog(spec: PartitionSpec): Promise<PartitionLog>;
+  getLog(topic: string, partition: number): PartitionLog | undefined;
+  /** Close (if open) and remove the partition's files. */
+  deleteLog(topic: string, partition: number): Promise<void>;
+  /** Logs present (on disk or in memory), open or not. */
+  listLogs(): PartitionLogInfo[];
+  /** Run retention on every open log. */
+  enforceRetention(): Promise<void>;
+  closeAll(): Promise<void>;
+}

@@ -1,0 +1,90 @@
+// Group commit with an injected 50 ms fdatasync.
+import { expect, test } from "bun:test";
+import { CrashFileIO } from "../../src/storage/crash-fs.ts";
+import { SegmentLogStore } from "../../src/storage/log-store.ts";
+import { batch, FakeClock } from "./helpers.ts";
+
+test("no ack precedes the sync covering its bytes; N appends share few syncs", async () => {
+  const io = new CrashFileIO();
+  io.mkdirp("/data");
+  const store = await SegmentLogStore.open({
+    dataDir: "/data",
+    io,
+    clock: new FakeClock(),
+    checkpointIntervalMs: 0,
+  });
+  const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
+  await log.flush();
+  io.syncDelayMs = 50;
+  const segPath = "/data/logs/t-0/00000000000000000000.log";
+  const syncs0 = io.syncCount;
+  const N = 40;
+  const acks: Promise<void>[] = [];
+  let violations = 0;
+  let bytes = 0;
+  for (let i = 0; i < N; i++) {
+    const b = batch({ count: 2, valueSize: 100, tag: i });
+    const r = log.append(b, { leaderEpoch: 0, requireDurable: true });
+    bytes += b.length;
+    const end = bytes;
+    acks.push(r.ack.then(() => {
+      if (io.durableSize(segPath) < end) violations++;
+    }));
+    if (i % 4 === 3) await new Promise((res) => setTimeout(res, 10));
+  }
+  const t0 = performance.now();
+  await Promise.all(acks);
+  expect(violations).toBe(0);
+  const syncs = io.syncCount - syncs0;
+  expect(syncs).toBeGreaterThan(0);
+  expect(syncs).toBeLessThanOrEqual(N / 5);
+  expect(performance.now() - t0).toBeGreaterThanOrEqual(40);
+  // acks=1 under interval flush neither waits nor issues a sync
+  const before = io.syncCount;
+  const r = log.append(batch(), { leaderEpoch: 0 });
+  await r.ack;
+  expect(io.syncCount).toBe(before);
+  await store.closeAll();
+});
+
+test("flush=always syncs every append before the ack; failed syncs reject without unhandled errors", async () => {
+  const io = new CrashFileIO();
+  io.mkdirp("/data");
+  const store = await SegmentLogStore.open({
+    dataDir: "/data",
+    io,
+    clock: new FakeClock(),
+    flush: { kind: "always" },
+    checkpointIntervalMs: 0,
+  });
+  const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
+  const r = log.append(batch({ valueSize: 50 }), { leaderEpoch: 0 });
+  await r.ack;
+  expect(io.durableSize("/data/logs/t-0/00000000000000000000.log")).toBeGreaterThan(50);
+  io.fault = (op) => (op === "fdatasync" ? "EIO" : null);
+  const bad = log.append(batch(), { leaderEpoch: 0 });
+  await expect(bad.ack).rejects.toThrow();
+  log.append(batch(), { leaderEpoch: 0 }); // nobody awaits this one's durable promise
+  await new Promise((res) => setTimeout(res, 5));
+  io.fault = null;
+  await log.flush();
+  await store.closeAll();
+});
+
+test("the interval flusher syncs without anyone waiting", async () => {
+  const io = new CrashFileIO();
+  io.mkdirp("/data");
+  const store = await SegmentLogStore.open({
+    dataDir: "/data",
+    io,
+    clock: new FakeClock(),
+    flush: { kind: "interval", ms: 10 },
+    checkpointIntervalMs: 0,
+  });
+  const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
+  log.append(batch({ valueSize: 50 }), { leaderEpoch: 0 });
+  expect(io.durableSize("/data/logs/t-0/00000000000000000000.log")).toBe(0);
+  await new Promise((res) => setTimeout(res, 60));
+  expect(io.durableSize("/data/logs/t-0/00000000000000000000.log")).toBeGreaterThan(50);
+  await store.closeAll();
+});
