@@ -4,6 +4,7 @@ import { VERSION } from "./version.ts";
 import { startBroker } from "./broker.ts";
 import { createLogger } from "./log.ts";
 import { DataDirLockedError } from "./datadir-lock.ts";
+import { normalizeTopicDefaults } from "./meta/index.ts";
 
 async function main(argv: string[]): Promise<number> {
   let cmd;
@@ -23,6 +24,12 @@ async function main(argv: string[]): Promise<number> {
   if (cmd.kind === "version") {
     process.stdout.write(`broker ${VERSION}\n`);
     return 0;
+  }
+  try {
+    cmd.config.topicDefaults = normalizeTopicDefaults(cmd.config.topicDefaults);
+  } catch (e) {
+    process.stderr.write(`broker: --topic-default: ${(e as Error).message}\n`);
+    return 2;
   }
   const log = createLogger(cmd.config.logLevel);
   let broker;

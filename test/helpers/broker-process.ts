@@ -32,13 +32,15 @@ export interface StartOptions {
   args?: string[];
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** The broker command (default: brokerCommand()). */
+  command?: string[];
 }
 
 /** Start a broker and wait until it logs that it started; rejects with its output if it exits first. */
 export async function startBrokerProcess(opts: StartOptions = {}): Promise<RunningBroker> {
   const dataDir = opts.dataDir ?? tempDir();
   const args = [
-    ...brokerCommand(),
+    ...(opts.command ?? brokerCommand()),
     "--data-dir",
     dataDir,
     "--http-addr",

@@ -1,0 +1,302 @@
+// The broker core for partitions: keeps the open logs in step with the metadata, appends with
+// the right durability, serves reads below the high watermark and wakes long-polling readers.
+// Front ends (HTTP, Kafka) call this; it calls storage and meta.
+import type { MetadataStore, ResolvedTopicConfig, TopicInfo } from "../meta/index.ts";
+import {
+  type AppendResult,
+  type LogConfig,
+  type LogStore,
+  type PartitionLog,
+  type ReadResult,
+  StorageError,
+  TopicIdMismatchError,
+} from "../storage/index.ts";
+import { isDiskFull, type SpaceReserve } from "./space-reserve.ts";
+import type { Logger } from "../log.ts";
+
+/** An error a front end maps to its protocol: Kafka error code plus a message. */
+export class BrokerError extends Error {
+  constructor(readonly errorCode: number, message: string) {
+    super(message);
+  }
+}
+
+export const UNKNOWN_TOPIC_OR_PARTITION = 3;
+export const NOT_LEADER_OR_FOLLOWER = 6;
+
+export type Acks = 0 | 1 | -1;
+
+export function logConfigOf(c: ResolvedTopicConfig): Partial<LogConfig> {
+  // Infinity (Kafka's Long.MAX_VALUE) is as good as "never" for a millisecond bound.
+  const finite = (n: number) => (Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER);
+  return {
+    segmentBytes: c.segmentBytes,
+    segmentMs: finite(c.segmentMs),
+    retentionMs: finite(c.retentionMs),
+    retentionBytes: finite(c.retentionBytes),
+    maxMessageBytes: c.maxMessageBytes,
+    messageTimestampType: c.messageTimestampType,
+    messageTimestampBeforeMaxMs: finite(c.messageTimestampBeforeMaxMs),
+    messageTimestampAfterMaxMs: finite(c.messageTimestampAfterMaxMs),
+  };
+}
+
+interface Waiter {
+  offset: number;
+  wake: () => void;
+}
+
+interface PartitionState {
+  topic: string;
+  partition: number;
+  topicId: string;
+  leaderEpoch: number;
+  log: PartitionLog;
+  waiters: Set<Waiter>;
+}
+
+const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+export class PartitionManager {
+  readonly #parts = new Map<string, PartitionState>();
+  #closed = false;
+
+  constructor(
+    readonly meta: MetadataStore,
+    readonly store: LogStore,
+    readonly nodeId: number,
+    readonly log: Logger,
+    readonly reserve?: SpaceReserve,
+  ) {}
+
+  /**
+   * Run a metadata write; on a full disk give back the space reserve and try once more, so
+   * that an operator can still lower retention to free space. Fails as a storage error.
+   */
+  async #metaWrite<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isDiskFull(e)) throw e;
+      if (this.reserve?.release()) {
+        try {
+          return await fn();
+        } catch (e2) {
+          if (!isDiskFull(e2)) throw e2;
+        }
+      }
+      throw new StorageError("the disk is full: metadata cannot be written", e);
+    }
+  }
+
+  /** Open the log of every partition this broker holds; drop dirs of topics that were recreated. */
+  async openAll(): Promise<void> {
+    const topics = this.meta.listTopics();
+    const byName = new Map(topics.map((t) => [t.name, t]));
+    for (const info of this.store.listLogs()) {
+      const t = byName.get(info.topic);
+      if (t && t.topicId !== info.topicId) {
+        // The metadata knows this name under a newer id: the files belong to a deleted topic.
+        this.log.warn("deleting the log of a deleted topic", {
+          topic: info.topic,
+          partition: info.partition,
+          topic_id: info.topicId,
+        });
+        await this.store.deleteLog(info.topic, info.partition);
+      } else if (!t) {
+        this.log.warn("partition directory of a topic unknown to the metadata is left alone", {
+          topic: info.topic,
+          partition: info.partition,
+          topic_id: info.topicId,
+        });
+      }
+    }
+    for (const t of topics) await this.syncTopic(t);
+  }
+
+  /** Make the open logs match one topic's metadata (new partitions, config changes). */
+  async syncTopic(t: TopicInfo): Promise<void> {
+    const config = logConfigOf(this.meta.topicConfig(t.name));
+    for (const p of t.partitions) {
+      if (!p.replicas.includes(this.nodeId)) continue;
+      const k = key(t.name, p.partition);
+      const existing = this.#parts.get(k);
+      if (existing && existing.topicId === t.topicId) {
+        existing.log.updateConfig(config);
+        existing.leaderEpoch = p.leaderEpoch;
+        continue;
+      }
+      let log: PartitionLog;
+      const spec = { topic: t.name, partition: p.partition, topicId: t.topicId, config };
+      try {
+        log = await this.store.openLog(spec);
+      } catch (e) {
+        if (!(e instanceof TopicIdMismatchError)) throw e;
+        this.log.warn("replacing the log of a deleted topic of the same name", {
+          topic: t.name,
+          partition: p.partition,
+        });
+        await this.store.deleteLog(t.name, p.partition);
+        log = await this.store.openLog(spec);
+      }
+      this.#parts.set(k, {
+        topic: t.name,
+        partition: p.partition,
+        topicId: t.topicId,
+        leaderEpoch: p.leaderEpoch,
+        log,
+        waiters: new Set(),
+      });
+    }
+  }
+
+  async createTopic(
+    name: string,
+    partitions: number,
+    replicationFactor: number,
+    configs: Record<string, string>,
+    validateOnly = false,
+  ): Promise<TopicInfo> {
+    const t = await this.meta.createTopic(name, partitions, replicationFactor, configs, {
+      validateOnly,
+    });
+    if (!validateOnly) await this.syncTopic(t);
+    return t;
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    const t = this.meta.getTopic(name);
+    await this.#metaWrite(() => this.meta.deleteTopic(name));
+    if (!t) return;
+    for (const p of t.partitions) {
+      const st = this.#parts.get(key(name, p.partition));
+      if (st) {
+        this.#parts.delete(key(name, p.partition));
+        for (const w of st.waiters) w.wake();
+      }
+      await this.store.deleteLog(name, p.partition);
+    }
+  }
+
+  async createPartitions(name: string, total: number, validateOnly = false): Promise<TopicInfo> {
+    const t = await this.#metaWrite(() =>
+      this.meta.createPartitions(name, total, { validateOnly })
+    );
+    if (!validateOnly) await this.syncTopic(t);
+    return t;
+  }
+
+  async alterTopicConfigs(
+    name: string,
+    set: Record<string, string>,
+    del: string[] = [],
+    validateOnly = false,
+  ) {
+    await this.#metaWrite(() => this.meta.alterTopicConfigs(name, set, del, { validateOnly }));
+    const t = this.meta.getTopic(name);
+    if (t && !validateOnly) await this.syncTopic(t);
+  }
+
+  partition(topic: string, partition: number): PartitionState {
+    const st = this.#parts.get(key(topic, partition));
+    if (!st) {
+      throw new BrokerError(
+        UNKNOWN_TOPIC_OR_PARTITION,
+        `unknown topic or partition ${topic}-${partition}`,
+      );
+    }
+    return st;
+  }
+
+  has(topic: string, partition: number): boolean {
+    return this.#parts.has(key(topic, partition));
+  }
+
+  /**
+   * Append RecordBatch v2 bytes. Resolves when the append may be acknowledged: for acks=all
+   * after the fdatasync covering it, for acks=1 once written (flush=always syncs both).
+   */
+  async append(
+    topic: string,
+    partition: number,
+    batches: Uint8Array,
+    acks: Acks,
+  ): Promise<AppendResult> {
+    const st = this.partition(topic, partition);
+    const result = st.log.append(batches, {
+      leaderEpoch: st.leaderEpoch,
+      requireDurable: acks === -1,
+    });
+    this.#wake(st);
+    if (acks !== 0) await result.ack;
+    return result;
+  }
+
+  /** The high watermark: on one broker, everything written. Replication will lower it to the ISR minimum. */
+  highWatermark(topic: string, partition: number): number {
+    return this.partition(topic, partition).log.logEndOffset();
+  }
+
+  read(
+    topic: string,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+  ): ReadResult & { highWatermark: number } {
+    const st = this.partition(topic, partition);
+    const hw = st.log.logEndOffset();
+    return { ...st.log.read(offset, maxBytes, hw), highWatermark: hw };
+  }
+
+  /**
+   * Wait until the partition has data at or above `offset` (or is gone), at most `timeoutMs`.
+   * Resolves true when woken by data, false on timeout or abort.
+   */
+  waitForData(
+    topic: string,
+    partition: number,
+    offset: number,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    const st = this.partition(topic, partition);
+    if (st.log.logEndOffset() > offset) return Promise.resolve(true);
+    if (timeoutMs <= 0 || this.#closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (v: boolean) => {
+        clearTimeout(timer);
+        st.waiters.delete(waiter);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(v);
+      };
+      const waiter: Waiter = { offset, wake: () => done(true) };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      st.waiters.add(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  #wake(st: PartitionState): void {
+    if (st.waiters.size === 0) return;
+    const end = st.log.logEndOffset();
+    for (const w of [...st.waiters]) if (end > w.offset) w.wake();
+  }
+
+  /** Every open partition, for admin listings. */
+  partitions(): PartitionState[] {
+    return [...this.#parts.values()];
+  }
+
+  async enforceRetention(): Promise<void> {
+    await this.store.enforceRetention();
+    this.reserve?.ensure();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const st of this.#parts.values()) for (const w of [...st.waiters]) w.wake();
+    this.#parts.clear();
+    await this.store.closeAll();
+  }
+}

@@ -1,0 +1,175 @@
+// One broker process driven over HTTP: retention on disk, clean restarts, refusals, disk full.
+import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import { api, readAll } from "../helpers/http.ts";
+
+const running: RunningBroker[] = [];
+async function start(opts: Parameters<typeof startBrokerProcess>[0] = {}) {
+  const b = await startBrokerProcess(opts);
+  running.push(b);
+  return b;
+}
+afterAll(() => {
+  for (const b of running) b.kill("SIGKILL");
+});
+
+function duBytes(path: string): number {
+  const r = spawnSync("du", ["-s", "-B1", path], { encoding: "utf8" });
+  return Number(r.stdout.split(/\s/)[0]);
+}
+
+describe("broker process", () => {
+  test(
+    "retention.ms=2000: the log start advances and the bytes on disk shrink within 5 s",
+    async () => {
+      const b = await start();
+      const r = await api(b.httpUrl, "POST", "/topics", {
+        name: "short",
+        partitions: 1,
+        configs: { "retention.ms": "2000", "segment.bytes": "65536" },
+      });
+      expect(r.status).toBe(201);
+      const value = "x".repeat(8000);
+      for (let i = 0; i < 60; i++) {
+        const p = await api(
+          b.httpUrl,
+          "POST",
+          "/topics/short/records?acks=1",
+          Array.from({ length: 4 }, () => ({ value })),
+        );
+        expect(p.status).toBe(200);
+      }
+      const dir = join(b.dataDir, "logs", "short-0");
+      const before = duBytes(dir);
+      expect(before).toBeGreaterThan(1_500_000);
+      const producedAt = Date.now();
+      let logStart = 0;
+      let after = before;
+      while (Date.now() - producedAt < 5000) {
+        await Bun.sleep(200);
+        const d = await api(b.httpUrl, "GET", "/topics/short");
+        logStart = d.json.partitions[0].log_start_offset;
+        after = duBytes(dir);
+        if (logStart > 0 && after < before / 4) break;
+      }
+      expect(logStart).toBeGreaterThan(0);
+      expect(after).toBeLessThan(before / 4);
+      // Reading below the new log start answers an error that gives the log start.
+      const old = await api(b.httpUrl, "GET", "/topics/short/partitions/0/records?offset=0");
+      expect(old.status).toBe(416);
+      expect(old.json.log_start_offset).toBe(logStart);
+    },
+    30_000,
+  );
+
+  test("SIGTERM stops within 5 s; the restart after a clean shutdown scans nothing", async () => {
+    const b = await start({ args: ["--log-level", "debug"] });
+    await api(b.httpUrl, "POST", "/topics", { name: "t", partitions: 2 });
+    for (let i = 0; i < 20; i++) {
+      await api(b.httpUrl, "POST", "/topics/t/records", { value: `v${i}`, partition: i % 2 });
+    }
+    const t0 = Date.now();
+    b.kill("SIGTERM");
+    expect(await b.exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+
+    const again = await start({ dataDir: b.dataDir, args: ["--log-level", "debug"] });
+    const opened = again.logs.map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        return {};
+      }
+    }).filter((l) => l.msg === "partition log opened");
+    expect(opened.length).toBe(2);
+    for (const o of opened) {
+      expect(o.clean).toBe(true);
+      expect(o.scannedBytes).toBe(0);
+    }
+    const recs = [...await readAll(again.httpUrl, "t", 0), ...await readAll(again.httpUrl, "t", 1)];
+    expect(recs.length).toBe(20);
+  }, 30_000);
+
+  test("a data dir whose metadata was deleted is refused and its segments are kept", async () => {
+    const b = await start();
+    await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
+    await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
+    b.kill("SIGTERM");
+    await b.exited;
+    rmSync(join(b.dataDir, "meta.db"));
+    rmSync(join(b.dataDir, "meta.db-wal"), { force: true });
+    rmSync(join(b.dataDir, "meta.db-shm"), { force: true });
+    await expect(startBrokerProcess({ dataDir: b.dataDir })).rejects.toThrow(/meta.db is missing/);
+    expect(duBytes(join(b.dataDir, "logs", "keep-0"))).toBeGreaterThan(0);
+    expect(spawnSync("ls", [join(b.dataDir, "logs", "keep-0")], { encoding: "utf8" }).stdout)
+      .toContain(".log");
+  }, 30_000);
+
+  test(
+    "disk full: produce fails with a storage error, reads and admin keep working, the broker stays up",
+    async () => {
+      const mnt = tempDir("broker-full-");
+      const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mnt]);
+      // Root in CI and here; a machine that cannot mount fails loudly rather than skipping.
+      expect(m.status).toBe(0);
+      try {
+        const dataDir = join(mnt, "data");
+        mkdirSync(dataDir);
+        const b = await start({ dataDir, args: ["--topic-default", "segment.bytes=1048576"] });
+        expect((await api(b.httpUrl, "POST", "/topics", { name: "fill", partitions: 1 })).status)
+          .toBe(201);
+        const value = "y".repeat(60_000);
+        let full:
+          | { status: number; json: { error_code: number; kafka_error_code: number } }
+          | undefined;
+        let ok = 0;
+        for (let i = 0; i < 400; i++) {
+          const r = await api(
+            b.httpUrl,
+            "POST",
+            "/topics/fill/records?acks=all",
+            Array.from({ length: 4 }, () => ({ value })),
+          );
+          if (r.status !== 200) {
+            full = r;
+            break;
+          }
+          ok++;
+        }
+        expect(ok).toBeGreaterThan(5);
+        expect(full?.status).toBe(507);
+        expect(full?.json.kafka_error_code).toBe(56);
+        expect((await api(b.httpUrl, "GET", "/healthz")).status).toBe(200);
+        const first = await api(
+          b.httpUrl,
+          "GET",
+          "/topics/fill/partitions/0/records?offset=0&limit=1",
+        );
+        expect(first.status).toBe(200);
+        expect(first.json.records[0].value.length).toBe(60_000);
+        expect((await api(b.httpUrl, "GET", "/topics/fill")).status).toBe(200);
+        // Freeing space (lower retention.bytes: closed segments go) lets produce resume without a restart.
+        const alter = await api(b.httpUrl, "PATCH", "/topics/fill/configs", {
+          "retention.bytes": "1048576",
+        });
+        expect(alter.status).toBe(200);
+        let resumed = false;
+        for (let i = 0; i < 40 && !resumed; i++) {
+          await Bun.sleep(250);
+          resumed =
+            (await api(b.httpUrl, "POST", "/topics/fill/records", { value: "after" })).status ===
+              200;
+        }
+        expect(resumed).toBe(true);
+        b.kill("SIGKILL");
+        await b.exited;
+      } finally {
+        spawnSync("umount", ["-l", mnt]);
+      }
+    },
+    60_000,
+  );
+});
