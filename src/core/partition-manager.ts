@@ -23,6 +23,7 @@ export class BrokerError extends Error {
 
 export const UNKNOWN_TOPIC_OR_PARTITION = 3;
 export const NOT_LEADER_OR_FOLLOWER = 6;
+export const NOT_ENOUGH_REPLICAS = 19;
 
 export type Acks = 0 | 1 | -1;
 
@@ -51,6 +52,8 @@ interface PartitionState {
   partition: number;
   topicId: string;
   leaderEpoch: number;
+  isr: number[];
+  minInsyncReplicas: number;
   log: PartitionLog;
   waiters: Set<Waiter>;
 }
@@ -116,7 +119,8 @@ export class PartitionManager {
 
   /** Make the open logs match one topic's metadata (new partitions, config changes). */
   async syncTopic(t: TopicInfo): Promise<void> {
-    const config = logConfigOf(this.meta.topicConfig(t.name));
+    const resolved = this.meta.topicConfig(t.name);
+    const config = logConfigOf(resolved);
     for (const p of t.partitions) {
       if (!p.replicas.includes(this.nodeId)) continue;
       const k = key(t.name, p.partition);
@@ -124,6 +128,8 @@ export class PartitionManager {
       if (existing && existing.topicId === t.topicId) {
         existing.log.updateConfig(config);
         existing.leaderEpoch = p.leaderEpoch;
+        existing.isr = p.isr;
+        existing.minInsyncReplicas = resolved.minInsyncReplicas;
         continue;
       }
       let log: PartitionLog;
@@ -144,6 +150,8 @@ export class PartitionManager {
         partition: p.partition,
         topicId: t.topicId,
         leaderEpoch: p.leaderEpoch,
+        isr: p.isr,
+        minInsyncReplicas: resolved.minInsyncReplicas,
         log,
         waiters: new Set(),
       });
@@ -223,6 +231,12 @@ export class PartitionManager {
     acks: Acks,
   ): Promise<AppendResult> {
     const st = this.partition(topic, partition);
+    if (acks === -1 && st.isr.length < st.minInsyncReplicas) {
+      throw new BrokerError(
+        NOT_ENOUGH_REPLICAS,
+        `acks=all needs ${st.minInsyncReplicas} in-sync replicas (min.insync.replicas) but ${topic}-${partition} has ${st.isr.length}`,
+      );
+    }
     const result = st.log.append(batches, {
       leaderEpoch: st.leaderEpoch,
       requireDurable: acks === -1,
