@@ -10,6 +10,7 @@ import { VERSION } from "./version.ts";
 import { META_DB_FILE, MetadataStore } from "./meta/index.ts";
 import { type LogConfig, SegmentLogStore } from "./storage/index.ts";
 import { logConfigOf, PartitionManager } from "./core/partition-manager.ts";
+import { GroupService } from "./core/group-service.ts";
 import { SpaceReserve } from "./core/space-reserve.ts";
 import { decompress } from "./protocol/compression/index.ts";
 import { resolveTopicConfig } from "./meta/index.ts";
@@ -25,6 +26,7 @@ export interface Broker {
   readonly log: Logger;
   readonly partitions: PartitionManager;
   readonly meta: MetadataStore;
+  readonly groups: GroupService;
   isReady(): boolean;
   stop(): Promise<void>;
 }
@@ -86,41 +88,21 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       log.child({ component: "partitions" }),
       reserve,
     );
-    cleanups.push(() => partitions.close());
+    const partitionsClose = () => partitions.close();
+    cleanups.push(partitionsClose);
     await partitions.openAll();
-
-    let ready = false;
-    let retentionRunning = false;
-    const retentionTimer = setInterval(() => {
-      if (retentionRunning) return;
-      retentionRunning = true;
-      partitions.enforceRetention().catch((e) => log.error("retention failed", { error: e }))
-        .finally(() => {
-          retentionRunning = false;
-        });
-    }, RETENTION_CHECK_MS);
-    cleanups.push(() => clearInterval(retentionTimer));
-
-    const broker: Broker = {
-      nodeId: meta.nodeId,
-      clusterId: meta.clusterId,
-      version: VERSION,
-      log,
-      partitions,
-      meta,
-      isReady: () => ready,
-      stop: async () => {
-        ready = false;
-        await undo();
-      },
-    };
-    const app = createHttpApp(broker);
+    // Listeners bind before the broker registers, so it registers the ports really bound; they
+    // answer 503 until everything behind them is up.
+    let app: { fetch: (req: Request) => Response | Promise<Response> } | undefined;
     let server: ReturnType<typeof Bun.serve>;
     try {
       server = Bun.serve({
         hostname: cfg.httpAddr.host,
         port: cfg.httpAddr.port,
-        fetch: app.fetch,
+        fetch: (req) =>
+          app
+            ? app.fetch(req)
+            : Response.json({ error_code: 50300, message: "starting" }, { status: 503 }),
         // Long-polls and live tails run for long; they send heartbeats, this is the backstop.
         idleTimeout: 255,
         maxRequestBodySize: 64 * 1024 * 1024,
@@ -145,6 +127,41 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       httpPort: server.port ?? cfg.httpAddr.port,
       clusterPort: cfg.clusterAddr.port,
     });
+
+    const groups = new GroupService(partitions, meta, log.child({ component: "groups" }), {
+      initialRebalanceDelayMs: cfg.groupInitialRebalanceDelayMs,
+    });
+    await groups.start();
+    // Before partitions close: offset appends in flight finish first.
+    cleanups.splice(cleanups.indexOf(partitionsClose) + 1, 0, () => groups.stop());
+
+    let ready = false;
+    let retentionRunning = false;
+    const retentionTimer = setInterval(() => {
+      if (retentionRunning) return;
+      retentionRunning = true;
+      partitions.enforceRetention().catch((e) => log.error("retention failed", { error: e }))
+        .finally(() => {
+          retentionRunning = false;
+        });
+    }, RETENTION_CHECK_MS);
+    cleanups.push(() => clearInterval(retentionTimer));
+
+    const broker: Broker = {
+      nodeId: meta.nodeId,
+      clusterId: meta.clusterId,
+      version: VERSION,
+      log,
+      partitions,
+      meta,
+      groups,
+      isReady: () => ready,
+      stop: async () => {
+        ready = false;
+        await undo();
+      },
+    };
+    app = createHttpApp(broker);
     ready = true;
     log.info("broker started", {
       node_id: meta.nodeId,

@@ -23,6 +23,7 @@ export interface BrokerConfig {
   join: HostPort | undefined;
   flush: FlushPolicy;
   logLevel: LogLevelName;
+  groupInitialRebalanceDelayMs: number;
   /** Broker-wide defaults for topic configs (`log.retention.ms` style keys map to topic keys). */
   topicDefaults: Record<string, string>;
 }

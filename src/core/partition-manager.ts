@@ -164,10 +164,14 @@ export class PartitionManager {
     replicationFactor: number,
     configs: Record<string, string>,
     validateOnly = false,
+    internal = false,
   ): Promise<TopicInfo> {
-    const t = await this.meta.createTopic(name, partitions, replicationFactor, configs, {
-      validateOnly,
-    });
+    const t = await this.#metaWrite(() =>
+      this.meta.createTopic(name, partitions, replicationFactor, configs, {
+        validateOnly,
+        internal,
+      })
+    );
     if (!validateOnly) await this.syncTopic(t);
     return t;
   }

@@ -1,0 +1,272 @@
+// The IO shell around the pure group coordinator (src/groups), shared by the Kafka listener and
+// the HTTP API: requests become coordinator inputs, effects are carried out in order — responses
+// resolve promises, offset and group records are appended to the internal __consumer_offsets
+// topic (acks=all) and materialised into SQLite — and a timer ticks the coordinator at its
+// next deadline. On start the coordinator is rebuilt by replaying __consumer_offsets.
+import {
+  type CoordinatorEffect,
+  type CoordinatorInput,
+  type CoordinatorOptions,
+  type CoordinatorResponse,
+  decodeOffsetsRecord,
+  type EncodedRecord,
+  GroupCoordinator,
+  OFFSETS_TOPIC,
+  offsetsPartitionFor,
+  type OffsetsRecord,
+} from "../groups/index.ts";
+import { decodeRecordBatches, encodeRecordBatch } from "../protocol/record-batch.ts";
+import { decompress } from "../protocol/compression/index.ts";
+import type { MetadataStore } from "../meta/index.ts";
+import type { Logger } from "../log.ts";
+import { BrokerError, type PartitionManager } from "./partition-manager.ts";
+
+/** Kafka's offsets.topic.num.partitions is 50; one broker needs fewer files. Fixed once created. */
+export const DEFAULT_OFFSETS_PARTITIONS = 16;
+
+const COORDINATOR_NOT_AVAILABLE = 15;
+
+/** A coordinator input as a front end sends it: the service assigns the token. */
+export type GroupRequest = CoordinatorInput extends infer I
+  ? I extends { token: number } ? Omit<I, "token"> : never
+  : never;
+
+export interface GroupServiceOptions extends CoordinatorOptions {
+  offsetsPartitions?: number;
+  now?: () => number;
+}
+
+interface Pending {
+  resolve: (r: CoordinatorResponse) => void;
+  connection: unknown;
+}
+
+export class GroupService {
+  readonly coordinator: GroupCoordinator;
+  readonly #pending = new Map<number, Pending>();
+  #nextToken = 1;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
+  #partitionCount = 0;
+  #stopped = false;
+  readonly #now: () => number;
+  /** Appends are materialised in order per offsets partition. */
+  readonly #materialiseChain = new Map<number, Promise<void>>();
+
+  constructor(
+    readonly partitions: PartitionManager,
+    readonly meta: MetadataStore,
+    readonly log: Logger,
+    readonly opts: GroupServiceOptions = {},
+  ) {
+    this.#now = opts.now ?? Date.now;
+    this.coordinator = new GroupCoordinator({
+      ...opts,
+      partitionCounts: (topic) => this.meta.getTopic(topic)?.partitions.length,
+    });
+  }
+
+  /** Create __consumer_offsets if missing, then replay it into the coordinator and SQLite. */
+  async start(): Promise<void> {
+    let t = this.meta.getTopic(OFFSETS_TOPIC);
+    if (!t) {
+      t = await this.partitions.createTopic(
+        OFFSETS_TOPIC,
+        this.opts.offsetsPartitions ?? DEFAULT_OFFSETS_PARTITIONS,
+        1,
+        // The topic is the source of truth for offsets: keep it (compaction does not exist yet).
+        { "retention.ms": "-1", "segment.bytes": String(64 * 1024 * 1024) },
+        false,
+        true,
+      );
+    }
+    this.#partitionCount = t.partitions.length;
+    const started = performance.now();
+    let count = 0;
+    for (const p of t.partitions) {
+      const records = this.#readAll(p.partition);
+      count += records.length;
+      this.#materialise(records.map((r) => r.decoded));
+      this.#run(this.coordinator.restore(records.map((r) => r.encoded), this.#now()));
+    }
+    this.log.info("groups restored", {
+      records: count,
+      groups: this.coordinator.listGroups().length,
+      ms: Math.round(performance.now() - started),
+    });
+    this.#schedule();
+  }
+
+  #readAll(partition: number): { encoded: EncodedRecord; decoded: OffsetsRecord }[] {
+    const out: { encoded: EncodedRecord; decoded: OffsetsRecord }[] = [];
+    const st = this.partitions.partition(OFFSETS_TOPIC, partition);
+    let offset = st.log.logStartOffset();
+    const end = st.log.logEndOffset();
+    while (offset < end) {
+      const read = st.log.read(offset, 4 * 1024 * 1024, end);
+      if (read.records.length === 0) break;
+      for (const b of decodeRecordBatches(read.records, (c, bytes) => decompress(c, bytes))) {
+        for (const r of b.records ?? []) {
+          if (r.key === null) continue;
+          const d = decodeOffsetsRecord(r.key, r.value);
+          if (!d.ok) {
+            this.log.warn("skipping an undecodable __consumer_offsets record", {
+              partition,
+              offset: r.offset,
+              error: d.error,
+            });
+            continue;
+          }
+          out.push({ encoded: { key: r.key, value: r.value }, decoded: d.value });
+        }
+      }
+      offset = read.nextOffset;
+    }
+    return out;
+  }
+
+  /** The __consumer_offsets partition that holds a group (its coordinator, in a cluster). */
+  partitionFor(groupId: string): number {
+    return offsetsPartitionFor(groupId, this.#partitionCount);
+  }
+
+  /**
+   * Send a request to the coordinator; resolves with its response (JoinGroup and SyncGroup
+   * wait for the rebalance). `connection` ties it to a client connection for `disconnected`.
+   */
+  request(req: GroupRequest, connection?: unknown): Promise<CoordinatorResponse> {
+    if (this.#stopped) {
+      return Promise.reject(
+        new BrokerError(COORDINATOR_NOT_AVAILABLE, "the broker is shutting down"),
+      );
+    }
+    const token = this.#nextToken++;
+    const { promise, resolve } = Promise.withResolvers<CoordinatorResponse>();
+    this.#pending.set(token, { resolve, connection });
+    this.#run(this.coordinator.handle({ ...req, token } as CoordinatorInput, this.#now()));
+    this.#schedule();
+    return promise;
+  }
+
+  /** A client connection closed: its waiting JoinGroup/SyncGroup requests are dropped. */
+  disconnected(connection: unknown): void {
+    const tokens = [...this.#pending].filter(([, p]) => p.connection === connection).map(([t]) =>
+      t
+    );
+    if (tokens.length === 0) return;
+    for (const t of tokens) this.#pending.delete(t);
+    this.#run(this.coordinator.handle({ type: "disconnected", tokens }, this.#now()));
+    this.#schedule();
+  }
+
+  #run(effects: CoordinatorEffect[]): void {
+    for (const e of effects) {
+      if (e.type === "respond") {
+        const p = this.#pending.get(e.token);
+        this.#pending.delete(e.token);
+        p?.resolve(e.response);
+      } else if (e.type === "append") {
+        this.#append(e.appendId, e.groupId, e.records);
+      } else {
+        this.log.debug("group event", { ...e.event });
+      }
+    }
+  }
+
+  #append(
+    appendId: number,
+    groupId: string,
+    records: (EncodedRecord & { record: OffsetsRecord })[],
+  ): void {
+    const partition = this.partitionFor(groupId);
+    const done = (errorCode: number) => {
+      this.#run(this.coordinator.handle({ type: "appendDone", appendId, errorCode }, this.#now()));
+      this.#schedule();
+    };
+    let appended: Promise<unknown>;
+    try {
+      const batch = encodeRecordBatch({
+        records: records.map((r) => ({ key: r.key, value: r.value })),
+        baseTimestamp: this.#now(),
+      });
+      // Started synchronously, so records reach the log in effect order.
+      appended = this.partitions.append(OFFSETS_TOPIC, partition, batch, -1);
+    } catch (e) {
+      appended = Promise.reject(e);
+    }
+    const prev = this.#materialiseChain.get(partition) ?? Promise.resolve();
+    const next = prev.then(() => appended).then(
+      () => {
+        this.#materialise(records.map((r) => r.record));
+        done(0);
+      },
+      (e) => {
+        const code = (e as { errorCode?: number }).errorCode ?? -1;
+        this.log.warn("could not append to __consumer_offsets", { group: groupId, error: e, code });
+        done(code === -1 ? COORDINATOR_NOT_AVAILABLE : code);
+      },
+    );
+    this.#materialiseChain.set(partition, next);
+  }
+
+  /** Apply records to the SQLite view (idempotent upserts and deletes, in log order). */
+  #materialise(records: OffsetsRecord[]): void {
+    const offsets = [];
+    for (const r of records) {
+      if (r.type === "offset") {
+        if (r.value === null) {
+          if (offsets.length) this.meta.applyGroupOffsetCommit(offsets.splice(0));
+          this.meta.applyGroupOffsetTombstone(r.group, r.topic, r.partition);
+        } else {
+          offsets.push({
+            groupId: r.group,
+            topic: r.topic,
+            partition: r.partition,
+            offset: r.value.offset,
+            leaderEpoch: r.value.leaderEpoch,
+            metadata: r.value.metadata,
+            commitTs: r.value.commitTimestamp,
+            expireTs: r.value.expireTimestamp,
+          });
+        }
+      } else if (r.type === "group") {
+        if (offsets.length) this.meta.applyGroupOffsetCommit(offsets.splice(0));
+        if (r.value === null) this.meta.applyGroupDeleted(r.group);
+        else {
+          this.meta.applyGroupMetadata({
+            groupId: r.group,
+            protocolType: r.value.protocolType,
+            state: r.value.members.length > 0 ? "Stable" : "Empty",
+            generation: r.value.generation,
+            protocol: r.value.protocol,
+            leader: r.value.leader,
+            updatedAt: Math.max(0, r.value.currentStateTimestamp),
+          });
+        }
+      }
+    }
+    if (offsets.length) this.meta.applyGroupOffsetCommit(offsets);
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    const next = this.coordinator.nextDeadlineMs();
+    if (next === null) return;
+    if (this.#timer !== undefined && this.#timerAt <= next) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = next;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      this.#run(this.coordinator.handle({ type: "tick" }, this.#now()));
+      this.#schedule();
+    }, Math.max(0, next - this.#now()));
+  }
+
+  /** Stop ticking and wait for offset appends in flight. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await Promise.allSettled([...this.#materialiseChain.values()]);
+  }
+}

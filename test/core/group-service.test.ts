@@ -1,0 +1,122 @@
+// The group coordinator's shell: a member joins (broker-run assignment), commits, and after a
+// restart the offsets come back from __consumer_offsets and are materialised in SQLite.
+import { afterEach, expect, test } from "bun:test";
+import { MetadataStore } from "../../src/meta/index.ts";
+import { SegmentLogStore } from "../../src/storage/index.ts";
+import { PartitionManager } from "../../src/core/partition-manager.ts";
+import { GroupService } from "../../src/core/group-service.ts";
+import {
+  BROKER_ASSIGNOR_NAMES,
+  decodeAssignment,
+  encodeSubscription,
+  OFFSETS_TOPIC,
+} from "../../src/groups/index.ts";
+import { createLogger } from "../../src/log.ts";
+import { tempDir } from "../helpers/broker-process.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function open(dataDir: string) {
+  const meta = MetadataStore.open(dataDir);
+  const store = await SegmentLogStore.open({ dataDir, checkpointIntervalMs: 0 });
+  const pm = new PartitionManager(meta, store, meta.nodeId, createLogger("error"));
+  await meta.registerBroker({
+    nodeId: 0,
+    host: "127.0.0.1",
+    kafkaPort: 9092,
+    httpPort: 8080,
+    clusterPort: 9093,
+  });
+  await pm.openAll();
+  const groups = new GroupService(pm, meta, createLogger("error"), {
+    initialRebalanceDelayMs: 0,
+    offsetsPartitions: 4,
+  });
+  await groups.start();
+  const close = async () => {
+    await groups.stop();
+    await pm.close();
+    await meta.close();
+  };
+  return { meta, pm, groups, close };
+}
+
+test("join, sync, commit; offsets survive a restart and are in SQLite", async () => {
+  const dataDir = tempDir();
+  const a = await open(dataDir);
+  await a.pm.createTopic("orders", 3, 1, {});
+  const subscription = encodeSubscription({
+    version: 0,
+    topics: ["orders"],
+    userData: null,
+    ownedPartitions: [],
+    generationId: -1,
+    rackId: null,
+  });
+  const join = await a.groups.request({
+    type: "join",
+    groupId: "g1",
+    memberId: "",
+    groupInstanceId: null,
+    clientId: "http",
+    clientHost: "127.0.0.1",
+    sessionTimeoutMs: 30_000,
+    rebalanceTimeoutMs: 30_000,
+    protocolType: "consumer",
+    protocols: BROKER_ASSIGNOR_NAMES.map((name) => ({ name, metadata: subscription })),
+    requireKnownMemberId: false,
+    brokerAssigns: true,
+  });
+  expect(join.kind).toBe("join");
+  if (join.kind !== "join") return;
+  expect(join.errorCode).toBe(0);
+  const sync = await a.groups.request({
+    type: "sync",
+    groupId: "g1",
+    generationId: join.generationId,
+    memberId: join.memberId,
+    groupInstanceId: null,
+    protocolType: null,
+    protocolName: null,
+    assignments: [],
+  });
+  if (sync.kind !== "sync") throw new Error("expected sync");
+  expect(sync.errorCode).toBe(0);
+  const assignment = decodeAssignment(sync.assignment);
+  if (!assignment.ok) throw new Error("bad assignment");
+  expect(assignment.value.assignedPartitions[0].partitions.sort()).toEqual([0, 1, 2]);
+
+  const commit = await a.groups.request({
+    type: "offsetCommit",
+    groupId: "g1",
+    generationId: join.generationId,
+    memberId: join.memberId,
+    groupInstanceId: null,
+    retentionTimeMs: -1,
+    topics: [{
+      name: "orders",
+      partitions: [{ partition: 1, offset: 42, leaderEpoch: 0, metadata: "m" }],
+    }],
+  });
+  if (commit.kind !== "offsetCommit") throw new Error("expected commit");
+  expect(commit.topics[0].partitions[0].errorCode).toBe(0);
+  // The commit is a record in __consumer_offsets and a row in SQLite.
+  const p = a.groups.partitionFor("g1");
+  expect(a.pm.partition(OFFSETS_TOPIC, p).log.logEndOffset()).toBeGreaterThan(0);
+  expect(a.meta.fetchOffsets("g1").map((o) => [o.topic, o.partition, o.offset])).toEqual([[
+    "orders",
+    1,
+    42,
+  ]]);
+  await a.close();
+
+  const b = await open(dataDir);
+  cleanups.push(b.close);
+  const fetched = b.groups.coordinator.fetchOffsets("g1", [{ name: "orders", partitions: [0, 1] }]);
+  expect(fetched.topics[0].partitions.map((x) => x.offset)).toEqual([-1, 42]);
+  expect(b.meta.fetchOffsets("g1")[0].offset).toBe(42);
+  expect(b.groups.coordinator.listGroups().map((g) => g.groupId)).toEqual(["g1"]);
+});
