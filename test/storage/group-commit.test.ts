@@ -30,7 +30,7 @@ test("no ack precedes the sync covering its bytes; N appends share few syncs", a
     acks.push(r.ack.then(() => {
       if (io.durableSize(segPath) < end) violations++;
     }));
-    if (i % 4 === 3) await new Promise((res) => setTimeout(res, 10));
+    if (i % 4 === 3 && i < N - 1) await new Promise((res) => setTimeout(res, 10));
   }
   const t0 = performance.now();
   await Promise.all(acks);
@@ -86,5 +86,48 @@ test("the interval flusher syncs without anyone waiting", async () => {
   expect(io.durableSize("/data/logs/t-0/00000000000000000000.log")).toBe(0);
   await new Promise((res) => setTimeout(res, 60));
   expect(io.durableSize("/data/logs/t-0/00000000000000000000.log")).toBeGreaterThan(50);
+  await store.closeAll();
+});
+
+test("appenders resumed by one round are all covered by the next; a sync starts in the same turn", async () => {
+  const io = new CrashFileIO();
+  io.mkdirp("/data");
+  const store = await SegmentLogStore.open({
+    dataDir: "/data",
+    io,
+    clock: new FakeClock(),
+    checkpointIntervalMs: 0,
+  });
+  const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
+  await log.flush();
+  const segPath = "/data/logs/t-0/00000000000000000000.log";
+  // The first append also persists the leader epoch cache (its own syncs): get it out of the way.
+  await log.append(batch(), { leaderEpoch: 0, requireDurable: true }).ack;
+  await new Promise((res) => setTimeout(res, 20));
+  io.syncDelayMs = 20;
+  // Requested with none running: issued before any timer or I/O callback, only microtasks.
+  const before = io.syncCount;
+  let bytes = io.durableSize(segPath);
+  const first = log.append(batch({ valueSize: 40 }), { leaderEpoch: 0, requireDurable: true });
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  expect(io.syncCount).toBe(before + 1);
+  await first.ack;
+  bytes = io.durableSize(segPath);
+  // 8 appenders in lockstep, 5 rounds each: one sync per round, never the first appender alone.
+  const ROUNDS = 5;
+  const s0 = io.syncCount;
+  let violations = 0;
+  await Promise.all(Array.from({ length: 8 }, async (_, a) => {
+    for (let i = 0; i < ROUNDS; i++) {
+      const b = batch({ count: 2, valueSize: 100, tag: a * 10 + i });
+      const r = log.append(b, { leaderEpoch: 0, requireDurable: true });
+      bytes += b.length;
+      const end = bytes;
+      await r.ack;
+      if (io.durableSize(segPath) < end) violations++;
+    }
+  }));
+  expect(violations).toBe(0);
+  expect(io.syncCount - s0).toBe(ROUNDS);
   await store.closeAll();
 });
