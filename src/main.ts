@@ -12,7 +12,7 @@ async function main(argv: string[]): Promise<number> {
     cmd = parseCommandLine(argv, process.env);
   } catch (e) {
     if (e instanceof ConfigError) {
-      process.stderr.write(`broker: ${e.message}\n(see broker --help)\n`);
+      process.stderr.write(`broker: ${e.message} (see broker --help)\n`);
       return 2;
     }
     throw e;
