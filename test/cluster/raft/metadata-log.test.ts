@@ -1,0 +1,78 @@
+import { expect, test } from "bun:test";
+import { bootstrapState } from "../../../src/cluster/raft/bootstrap.ts";
+import {
+  type MetadataStateMachine,
+  RaftError,
+  RaftMetadataLog,
+} from "../../../src/cluster/raft/metadata-log.ts";
+import { RaftNode } from "../../../src/cluster/raft/node.ts";
+import { MemoryStorage, type RaftTransport } from "../../../src/cluster/raft/storage.ts";
+import type { Snapshot } from "../../../src/cluster/raft/types.ts";
+import { Rng } from "../../../src/cluster/sim/rng.ts";
+import { MetaError } from "../../../src/meta/errors.ts";
+import type { MetadataRecord } from "../../../src/meta/records.ts";
+
+class FakeSm implements MetadataStateMachine {
+  applied = 0;
+  records: MetadataRecord[] = [];
+  apply(r: MetadataRecord, index: number): MetaError | undefined {
+    this.applied = index;
+    if (r.type === "BrokerFenced" && r.nodeId === 99) {
+      return new MetaError("BROKER_NOT_AVAILABLE", "unknown broker 99");
+    }
+    this.records.push(r);
+    return undefined;
+  }
+  appliedIndex(): number {
+    return this.applied;
+  }
+  snapshot(): string {
+    return JSON.stringify(this.records);
+  }
+  restore(s: Snapshot): void {
+    this.records = JSON.parse(s.data || "[]");
+    this.applied = s.meta.index;
+  }
+}
+
+const transport: RaftTransport = { send: () => {}, onMessage: () => {}, close: () => {} };
+
+test("RaftMetadataLog: a one-voter quorum appends, applies, reads and refuses bad records", async () => {
+  const st = new MemoryStorage();
+  const b = bootstrapState({ voters: [1], learners: [] }, "[]");
+  st.hardState = b.hardState;
+  st.snapshot = b.snapshot;
+  const sm = new FakeSm();
+  sm.applied = 1;
+  const node = new RaftNode(
+    { id: 1, electionMs: 20, heartbeatMs: 5, snapshotThreshold: 3 },
+    st.load(),
+    new Rng(1),
+    performance.now(),
+    { appliedIndex: 1 },
+  );
+  const log = new RaftMetadataLog(node, st, transport, sm);
+  for (let i = 0; i < 100 && node.role !== "leader"; i++) await Bun.sleep(5);
+  expect(node.role).toBe("leader");
+  const i1 = await log.append({ type: "BrokerFenced", nodeId: 1, fenced: true });
+  const i2 = await log.append({ type: "BrokerFenced", nodeId: 2, fenced: false });
+  expect(i2).toBe(i1 + 1);
+  expect(log.appliedIndex()).toBe(i2);
+  expect(sm.records.filter((r) => r.type === "BrokerFenced").length).toBe(2);
+  await expect(log.append({ type: "BrokerFenced", nodeId: 99, fenced: true })).rejects.toThrow(
+    MetaError,
+  );
+  await expect(log.append({ type: "Bogus" } as never)).rejects.toThrow(MetaError);
+  expect(await log.readBarrier()).toBeGreaterThanOrEqual(i2);
+  // Entries still in the Raft log (older ones were compacted into snapshots).
+  const tail = log.read(i2, 10);
+  expect(tail.length).toBeGreaterThan(0);
+  tail.forEach((e, k) => expect(e.index).toBe(tail[0].index + k));
+  expect(tail[0].index).toBeGreaterThanOrEqual(i2);
+  expect(tail.at(-1)!.index).toBeLessThanOrEqual(node.commit);
+  expect(log.read(1, 0)).toEqual([]);
+  // Snapshots were taken (threshold 3) and stored.
+  expect(st.snapshot!.meta.index).toBeGreaterThan(1);
+  log.close();
+  await expect(log.append({ type: "NoOp" })).rejects.toThrow(RaftError);
+});

@@ -1,0 +1,3 @@
+import { seedRange } from "./seeds.ts";
+
+seedRange(251, 125);
