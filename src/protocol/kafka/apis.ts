@@ -37,8 +37,9 @@ export const ApiKey = {
 export type ApiKeyName = keyof typeof ApiKey;
 
 /**
- * What the broker lists in ApiVersions: exactly the kafka-protocol.md §4.1 "advertise" column.
- * AlterConfigs (33) and IncrementalAlterConfigs (44) have schemas but are not in that table.
+ * What the broker lists in ApiVersions: the kafka-protocol.md §4.1 "advertise" column plus
+ * AlterConfigs (33) and IncrementalAlterConfigs (44), without the SASL APIs (17, 36): only what
+ * the listener implements (src/kafka/handlers/index.ts; a test keeps the two in step).
  */
 export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Map<
   number,
@@ -57,7 +58,6 @@ export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Ma
   [ApiKey.SyncGroup, [0, 5]],
   [ApiKey.DescribeGroups, [0, 5]],
   [ApiKey.ListGroups, [0, 5]],
-  [ApiKey.SaslHandshake, [0, 1]],
   [ApiKey.ApiVersions, [0, 4]],
   [ApiKey.CreateTopics, [0, 7]],
   [ApiKey.DeleteTopics, [0, 6]],
@@ -65,9 +65,10 @@ export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Ma
   [ApiKey.InitProducerId, [0, 5]],
   [ApiKey.OffsetForLeaderEpoch, [2, 4]],
   [ApiKey.DescribeConfigs, [0, 4]],
-  [ApiKey.SaslAuthenticate, [0, 2]],
+  [ApiKey.AlterConfigs, [0, 2]],
   [ApiKey.CreatePartitions, [0, 3]],
   [ApiKey.DeleteGroups, [0, 2]],
+  [ApiKey.IncrementalAlterConfigs, [0, 1]],
   [ApiKey.DescribeCluster, [0, 1]],
 ]);
 

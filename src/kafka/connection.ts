@@ -1,0 +1,300 @@
+// One client connection: splits the byte stream into request frames, hands each to the
+// dispatcher at once (clients pipeline), and writes the responses back strictly in request
+// order even when handlers finish out of order. Memory is bounded three ways: a frame larger
+// than socket.request.max.bytes is refused from its size prefix alone; a connection with too
+// many requests or bytes outstanding is not read until it drains; produce frames take bytes
+// from a global budget before their body is buffered.
+import type { Socket } from "bun";
+import type { ByteBudget } from "./budget.ts";
+
+export interface ConnectionLimits {
+  /** socket.request.max.bytes (Kafka default 100 MiB). */
+  maxRequestBytes: number;
+  /** Requests read but not yet answered on the wire (Kafka queued.max.requests is 500). */
+  maxQueuedRequests: number;
+  /** Request bytes held for requests not yet answered. */
+  maxQueuedBytes: number;
+}
+
+/** What a dispatcher answers for one frame: the response chunks, nothing (acks=0), or close. */
+export type FrameOutcome = Uint8Array[] | null | "close";
+
+export interface FrameDispatcher {
+  dispatch(frame: Uint8Array, conn: KafkaConnection): Promise<FrameOutcome>;
+  /** The connection is gone (its waiting group requests can be dropped). */
+  closed(conn: KafkaConnection): void;
+}
+
+interface Slot {
+  done: boolean;
+  outcome: FrameOutcome;
+  requestBytes: number;
+}
+
+const PRODUCE = 0;
+/** Responses below this size are coalesced into one write. */
+const COALESCE_BYTES = 64 * 1024;
+
+export class KafkaConnection {
+  readonly remoteHost: string;
+  readonly remotePort: number;
+  /** Unparsed input (already copied out of Bun's receive buffer). */
+  readonly #stash: Uint8Array[] = [];
+  #stashBytes = 0;
+  /** The frame whose body is being collected. */
+  #frame: Uint8Array | null = null;
+  #frameFill = 0;
+  #frameBudget = 0;
+  readonly #slots: Slot[] = [];
+  #queuedBytes = 0;
+  readonly #out: Uint8Array[] = [];
+  #paused = false;
+  #waitingBudget: (() => void) | null = null;
+  #closing = false;
+  #closed = false;
+
+  constructor(
+    readonly socket: Socket<unknown>,
+    readonly limits: ConnectionLimits,
+    readonly budget: ByteBudget,
+    readonly dispatcher: FrameDispatcher,
+    readonly onError: (msg: string, fields: Record<string, unknown>) => void,
+  ) {
+    this.remoteHost = socket.remoteAddress ?? "unknown";
+    this.remotePort = (socket as unknown as { remotePort?: number }).remotePort ?? 0;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Bytes arrived. Bun may reuse its buffer after the callback, so everything kept is copied. */
+  onData(chunk: Uint8Array): void {
+    if (this.#closed || this.#closing) return;
+    this.#stash.push(chunk.slice());
+    this.#stashBytes += chunk.length;
+    this.#pump();
+  }
+
+  onDrain(): void {
+    this.#flush();
+  }
+
+  onClose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#waitingBudget) this.budget.cancel(this.#waitingBudget);
+    this.#waitingBudget = null;
+    if (this.#frameBudget > 0) this.budget.release(this.#frameBudget);
+    this.#frameBudget = 0;
+    this.#frame = null;
+    this.#stash.length = 0;
+    this.dispatcher.closed(this);
+  }
+
+  /** Close after the responses already due are written. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closing = true;
+    if (this.#out.length === 0) this.socket.end();
+  }
+
+  #take(n: number): Uint8Array {
+    // Copy n bytes off the front of the stash (n <= stashBytes).
+    const first = this.#stash[0];
+    if (first.length >= n) {
+      const out = first.subarray(0, n);
+      if (first.length === n) this.#stash.shift();
+      else this.#stash[0] = first.subarray(n);
+      this.#stashBytes -= n;
+      return out;
+    }
+    const out = new Uint8Array(n);
+    let at = 0;
+    while (at < n) {
+      const c = this.#stash[0];
+      const k = Math.min(c.length, n - at);
+      out.set(c.subarray(0, k), at);
+      at += k;
+      if (k === c.length) this.#stash.shift();
+      else this.#stash[0] = c.subarray(k);
+    }
+    this.#stashBytes -= n;
+    return out;
+  }
+
+  #peek(n: number): Uint8Array {
+    const first = this.#stash[0];
+    if (first.length >= n) return first.subarray(0, n);
+    const out = new Uint8Array(n);
+    let at = 0;
+    for (const c of this.#stash) {
+      const k = Math.min(c.length, n - at);
+      out.set(c.subarray(0, k), at);
+      at += k;
+      if (at === n) break;
+    }
+    return out;
+  }
+
+  #overLimits(): boolean {
+    return this.#slots.length >= this.limits.maxQueuedRequests ||
+      this.#queuedBytes >= this.limits.maxQueuedBytes;
+  }
+
+  /** Parse as many frames as the stash, the limits and the budget allow. */
+  #pump(): void {
+    while (!this.#closed && !this.#closing) {
+      if (this.#frame) {
+        const need = this.#frame.length - this.#frameFill;
+        if (this.#stashBytes === 0) break;
+        const part = this.#take(Math.min(need, this.#stashBytes));
+        this.#frame.set(part, this.#frameFill);
+        this.#frameFill += part.length;
+        if (this.#frameFill < this.#frame.length) break;
+        const frame = this.#frame;
+        const budget = this.#frameBudget;
+        this.#frame = null;
+        this.#frameBudget = 0;
+        this.#start(frame, budget);
+        continue;
+      }
+      if (this.#overLimits() || this.#waitingBudget) break;
+      if (this.#stashBytes < 4) break;
+      const size = new DataView(this.#peek(4).buffer, this.#peek(4).byteOffset, 4).getInt32(0);
+      if (size < 8 || size > this.limits.maxRequestBytes) {
+        // Refused from the size prefix alone: the body is never buffered.
+        this.onError("refusing a request frame; closing the connection", {
+          size,
+          max: this.limits.maxRequestBytes,
+          remote: this.remoteHost,
+        });
+        this.#abort();
+        return;
+      }
+      if (this.#stashBytes < 6) break;
+      const head = this.#peek(6);
+      const apiKey = (head[4] << 8) | head[5];
+      let budget = 0;
+      if (apiKey === PRODUCE) {
+        if (!this.budget.tryAcquire(size)) {
+          const wake = () => {
+            this.#waitingBudget = null;
+            this.#pump();
+          };
+          this.#waitingBudget = wake;
+          this.budget.onRelease(wake);
+          break;
+        }
+        budget = size;
+      }
+      this.#take(4);
+      this.#frame = new Uint8Array(size);
+      this.#frameFill = 0;
+      this.#frameBudget = budget;
+    }
+    this.#applyBackpressure();
+  }
+
+  #applyBackpressure(): void {
+    if (this.#closed) return;
+    // Stop reading while the stash holds a frame's worth we cannot take yet.
+    const hold = this.#waitingBudget !== null || this.#overLimits();
+    if (hold && !this.#paused) {
+      this.socket.pause();
+      this.#paused = true;
+    } else if (!hold && this.#paused) {
+      this.#paused = false;
+      this.socket.resume();
+    }
+  }
+
+  #start(frame: Uint8Array, budget: number): void {
+    const slot: Slot = { done: false, outcome: null, requestBytes: frame.length };
+    this.#slots.push(slot);
+    this.#queuedBytes += frame.length;
+    let p: Promise<FrameOutcome>;
+    try {
+      p = this.dispatcher.dispatch(frame, this);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.then(
+      (outcome) => this.#finish(slot, outcome, budget),
+      (e) => {
+        this.onError("request handler failed; closing the connection", {
+          error: e,
+          remote: this.remoteHost,
+        });
+        this.#finish(slot, "close", budget);
+      },
+    );
+  }
+
+  #finish(slot: Slot, outcome: FrameOutcome, budget: number): void {
+    if (budget > 0) this.budget.release(budget);
+    slot.done = true;
+    slot.outcome = outcome;
+    this.#flush();
+  }
+
+  /** Write finished responses from the head of the queue, stopping at the first unfinished one. */
+  #flush(): void {
+    if (this.#closed) return;
+    if (!this.#writeOut()) return;
+    while (this.#slots.length > 0 && this.#slots[0].done) {
+      const slot = this.#slots.shift()!;
+      this.#queuedBytes -= slot.requestBytes;
+      if (slot.outcome === "close") {
+        this.#closing = true;
+        break;
+      }
+      if (slot.outcome === null) continue;
+      this.#enqueue(slot.outcome);
+      if (!this.#writeOut()) break;
+    }
+    if (this.#closing && this.#out.length === 0) {
+      this.socket.end();
+      return;
+    }
+    if (!this.#closing) this.#pump();
+  }
+
+  #enqueue(chunks: Uint8Array[]): void {
+    let total = 0;
+    for (const c of chunks) total += c.length;
+    if (total <= COALESCE_BYTES && chunks.length > 1) {
+      const one = new Uint8Array(total);
+      let at = 0;
+      for (const c of chunks) {
+        one.set(c, at);
+        at += c.length;
+      }
+      this.#out.push(one);
+    } else {
+      for (const c of chunks) if (c.length > 0) this.#out.push(c);
+    }
+  }
+
+  /** Write queued output; false when the socket is full (resumed from `drain`). */
+  #writeOut(): boolean {
+    while (this.#out.length > 0) {
+      const c = this.#out[0];
+      // Bun returns -1 when nothing could be written right now; `drain` resumes us, and a
+      // socket that really died reports `close`.
+      const n = Math.max(0, this.socket.write(c));
+      if (n < c.length) {
+        this.#out[0] = c.subarray(n);
+        return false;
+      }
+      this.#out.shift();
+    }
+    return true;
+  }
+
+  #abort(): void {
+    this.#closing = true;
+    this.#out.length = 0;
+    this.socket.end();
+  }
+}

@@ -1,0 +1,76 @@
+// What Kafka request handlers see: the broker services, the advertised address, and the
+// request being handled. Handlers are plain functions of (context, request) → response body.
+import type { GroupService } from "../core/group-service.ts";
+import type { PartitionManager } from "../core/partition-manager.ts";
+import type { MetadataStore } from "../meta/index.ts";
+import type { Logger } from "../log.ts";
+import type { DecodedRequestHeader, Struct } from "../protocol/kafka/index.ts";
+import type { ProducerIdAllocator } from "./producer-ids.ts";
+
+export interface KafkaContext {
+  readonly partitions: PartitionManager;
+  readonly meta: MetadataStore;
+  readonly groups: GroupService;
+  readonly producerIds: ProducerIdAllocator;
+  readonly log: Logger;
+  /** Whether Metadata may create unknown topics when the client allows it. */
+  readonly autoCreateTopics: boolean;
+  /** Static broker settings described as broker configs (DescribeConfigs resource type 4). */
+  readonly brokerSettings: readonly BrokerSetting[];
+  /** host:port clients are told (this broker). */
+  advertised(): { host: string; port: number };
+}
+
+export interface BrokerSetting {
+  name: string;
+  value: string;
+  isDefault: boolean;
+  /** DescribeConfigs ConfigType: 1 bool, 2 string, 3 int, 5 long. */
+  typeCode: number;
+  doc: string;
+}
+
+export interface RequestContext {
+  readonly header: DecodedRequestHeader;
+  readonly body: Struct;
+  /** Identity of the connection (for group requests tied to it). */
+  readonly connection: object;
+  /** Remote address as Kafka prints it, e.g. "/127.0.0.1". */
+  readonly clientHost: string;
+}
+
+/**
+ * A handler's answer: a response body, or null for no response at all (Produce acks=0).
+ * A handler that wants the connection closed (failed acks=0 produce) throws CloseConnection.
+ */
+export type HandlerResult = Struct | null;
+export type Handler = (
+  ctx: KafkaContext,
+  req: RequestContext,
+) => HandlerResult | Promise<HandlerResult>;
+
+/** Thrown by a handler when the only correct answer is closing the connection. */
+export class CloseConnection extends Error {
+  override readonly name = "CloseConnection";
+}
+
+/** The Kafka error code of a thrown error: typed errors carry one, anything else is -1. */
+export function errorCodeOf(e: unknown): number {
+  if (e && typeof e === "object") {
+    const o = e as { errorCode?: unknown; code?: unknown };
+    if (typeof o.errorCode === "number") return o.errorCode;
+    if (typeof o.code === "number") return o.code;
+  }
+  return -1;
+}
+
+export function errorMessageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Fields read off a decoded body are `unknown`; these narrow them without trusting them. */
+export const arr = (v: unknown): Struct[] => (Array.isArray(v) ? (v as Struct[]) : []);
+export const num = (v: unknown, d = 0): number => (typeof v === "number" ? v : d);
+export const str = (v: unknown): string => (typeof v === "string" ? v : "");
+export const nstr = (v: unknown): string | null => (typeof v === "string" ? v : null);
+export const bool = (v: unknown): boolean => v === true;

@@ -1,0 +1,99 @@
+// Turns one request frame into its response frame: decode the header and body with the
+// generic codec, route to the API's handler, encode the answer with the request's version.
+// Anything it cannot parse closes that connection (Kafka does the same), except ApiVersions
+// above our range, which gets the UNSUPPORTED_VERSION fallback so clients can downgrade.
+import {
+  ADVERTISED,
+  ApiKey,
+  apiName,
+  decodeRequestFrame,
+  decodeRequestHeader,
+  encodeApiVersionsUnsupported,
+  encodeResponseFrame,
+  ProtocolDecodeError,
+  UnsupportedApiError,
+} from "../protocol/kafka/index.ts";
+import type { FrameDispatcher, FrameOutcome, KafkaConnection } from "./connection.ts";
+import { CloseConnection, type Handler, type KafkaContext } from "./context.ts";
+import { HANDLERS } from "./handlers/index.ts";
+
+/** Per-API counters, for logs and the fuzz test's coverage report. */
+export interface ApiStats {
+  requests: number;
+  errors: number;
+}
+
+export class Dispatcher implements FrameDispatcher {
+  readonly stats = new Map<string, ApiStats>();
+
+  constructor(
+    readonly ctx: KafkaContext,
+    readonly handlers: ReadonlyMap<number, Handler> = HANDLERS,
+  ) {}
+
+  #count(apiKey: number, failed: boolean): void {
+    const name = apiName(apiKey);
+    let s = this.stats.get(name);
+    if (!s) this.stats.set(name, s = { requests: 0, errors: 0 });
+    s.requests++;
+    if (failed) s.errors++;
+  }
+
+  async dispatch(frame: Uint8Array, conn: KafkaConnection): Promise<FrameOutcome> {
+    let decoded;
+    try {
+      const header = decodeRequestHeader(frame);
+      const range = ADVERTISED.get(header.apiKey);
+      if (header.apiKey === ApiKey.ApiVersions && range && header.apiVersion > range[1]) {
+        // KIP-511: answer in v0 with our range so the client retries with a version we speak.
+        this.#count(header.apiKey, true);
+        return encodeApiVersionsUnsupported(header.correlationId, range[0], range[1]);
+      }
+      if (!range || header.apiVersion < range[0] || header.apiVersion > range[1]) {
+        throw new UnsupportedApiError(header.apiKey, header.apiVersion, header);
+      }
+      decoded = decodeRequestFrame(frame);
+    } catch (e) {
+      if (!(e instanceof ProtocolDecodeError)) throw e;
+      const key = frame.length >= 2 ? (frame[0] << 8 | frame[1]) << 16 >> 16 : -1;
+      this.#count(key, true);
+      this.ctx.log.debug("closing a connection after an unparseable request", {
+        remote: `${conn.remoteHost}:${conn.remotePort}`,
+        error: e.message,
+      });
+      return "close";
+    }
+    const { header, body } = decoded;
+    const handler = this.handlers.get(header.apiKey);
+    if (!handler) {
+      this.#count(header.apiKey, true);
+      return "close";
+    }
+    try {
+      const result = await handler(this.ctx, {
+        header,
+        body,
+        connection: conn,
+        clientHost: `/${conn.remoteHost}`,
+      });
+      this.#count(header.apiKey, false);
+      if (result === null) return null;
+      return encodeResponseFrame(header.apiKey, header.apiVersion, header.correlationId, result);
+    } catch (e) {
+      this.#count(header.apiKey, true);
+      if (e instanceof CloseConnection) return "close";
+      this.ctx.log.warn("Kafka request failed; closing the connection", {
+        api: apiName(header.apiKey),
+        version: header.apiVersion,
+        client_id: header.clientId,
+        remote: conn.remoteHost,
+        error: e,
+      });
+      return "close";
+    }
+  }
+
+  closed(conn: KafkaConnection): void {
+    this.ctx.groups.disconnected(conn);
+  }
+}

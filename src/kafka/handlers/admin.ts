@@ -1,0 +1,172 @@
+// Topic administration: CreateTopics, DeleteTopics, CreatePartitions. Every change goes
+// through the PartitionManager (metadata log, then the open logs), with validateOnly honoured.
+import type { Struct } from "../../protocol/kafka/index.ts";
+import { describeTopicConfig } from "../../meta/index.ts";
+import {
+  arr,
+  bool,
+  errorCodeOf,
+  errorMessageOf,
+  type KafkaContext,
+  nstr,
+  num,
+  type RequestContext,
+  str,
+} from "../context.ts";
+import { wireUuid } from "./cluster.ts";
+
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+const INVALID_REPLICA_ASSIGNMENT = 39;
+const INVALID_REQUEST = 42;
+const UNKNOWN_TOPIC_ID = 100;
+
+export async function createTopics(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const v = req.header.apiVersion;
+  const validateOnly = bool(req.body.validateOnly);
+  const requested = arr(req.body.topics);
+  const counts = new Map<string, number>();
+  for (const t of requested) counts.set(str(t.name), (counts.get(str(t.name)) ?? 0) + 1);
+  const topics = [];
+  for (const t of requested) {
+    const name = str(t.name);
+    const base = {
+      name,
+      topicId: "00000000000000000000000000000000",
+      numPartitions: -1,
+      replicationFactor: -1,
+      configs: null,
+    };
+    const fail = (errorCode: number, errorMessage: string) => ({
+      ...base,
+      errorCode,
+      errorMessage,
+    });
+    if ((counts.get(name) ?? 0) > 1) {
+      topics.push(fail(INVALID_REQUEST, `topic ${name} appears more than once in the request`));
+      continue;
+    }
+    if (arr(t.assignments).length > 0) {
+      topics.push(
+        fail(
+          INVALID_REPLICA_ASSIGNMENT,
+          "manual replica assignment is not supported; give a partition count",
+        ),
+      );
+      continue;
+    }
+    const configs: Record<string, string> = {};
+    for (const c of arr(t.configs)) {
+      const value = nstr(c.value);
+      if (value !== null) configs[str(c.name)] = value;
+    }
+    try {
+      const info = await ctx.partitions.createTopic(
+        name,
+        num(t.numPartitions, -1),
+        num(t.replicationFactor, -1),
+        configs,
+        validateOnly,
+      );
+      const described = v >= 5
+        ? describeTopicConfig(info.configs, ctx.meta.topicDefaults).map((d) => ({
+          name: d.name,
+          value: d.sensitive ? null : d.value,
+          readOnly: d.readOnly,
+          configSource: d.sourceCode,
+          isSensitive: d.sensitive,
+        }))
+        : null;
+      topics.push({
+        ...base,
+        topicId: wireUuid(info.topicId),
+        errorCode: 0,
+        errorMessage: null,
+        numPartitions: info.partitions.length,
+        replicationFactor: info.partitions[0]?.replicas.length ?? -1,
+        configs: described,
+      });
+      if (!validateOnly) {
+        ctx.log.info("topic created", {
+          topic: name,
+          partitions: info.partitions.length,
+          via: "kafka",
+        });
+      }
+    } catch (e) {
+      topics.push(fail(errorCodeOf(e), errorMessageOf(e)));
+    }
+  }
+  return { throttleTimeMs: 0, topics };
+}
+
+export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const v = req.header.apiVersion;
+  const wanted: { name: string | null; topicId: string }[] = v >= 6
+    ? arr(req.body.topics).map((t) => ({ name: nstr(t.name), topicId: str(t.topicId) }))
+    : (Array.isArray(req.body.topicNames) ? req.body.topicNames as unknown[] : []).map((n) => ({
+      name: str(n),
+      topicId: "00000000000000000000000000000000",
+    }));
+  const responses = [];
+  for (const w of wanted) {
+    let name = w.name;
+    if (name === null) {
+      name = ctx.meta.listTopics().find((t) => wireUuid(t.topicId) === w.topicId)?.name ?? null;
+      if (name === null) {
+        responses.push({
+          name: null,
+          topicId: w.topicId,
+          errorCode: UNKNOWN_TOPIC_ID,
+          errorMessage: "unknown topic id",
+        });
+        continue;
+      }
+    }
+    const t = ctx.meta.getTopic(name);
+    if (!t) {
+      responses.push({
+        name,
+        topicId: w.topicId,
+        errorCode: UNKNOWN_TOPIC_OR_PARTITION,
+        errorMessage: `unknown topic ${name}`,
+      });
+      continue;
+    }
+    try {
+      await ctx.partitions.deleteTopic(name);
+      ctx.log.info("topic deleted", { topic: name, via: "kafka" });
+      responses.push({ name, topicId: wireUuid(t.topicId), errorCode: 0, errorMessage: null });
+    } catch (e) {
+      responses.push({
+        name,
+        topicId: wireUuid(t.topicId),
+        errorCode: errorCodeOf(e),
+        errorMessage: errorMessageOf(e),
+      });
+    }
+  }
+  return { throttleTimeMs: 0, responses };
+}
+
+export async function createPartitions(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const validateOnly = bool(req.body.validateOnly);
+  const results = [];
+  for (const t of arr(req.body.topics)) {
+    const name = str(t.name);
+    if (t.assignments !== null && t.assignments !== undefined && arr(t.assignments).length > 0) {
+      results.push({
+        name,
+        errorCode: INVALID_REPLICA_ASSIGNMENT,
+        errorMessage: "manual replica assignment is not supported; give only the new count",
+      });
+      continue;
+    }
+    try {
+      await ctx.partitions.createPartitions(name, num(t.count), validateOnly);
+      results.push({ name, errorCode: 0, errorMessage: null });
+    } catch (e) {
+      results.push({ name, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) });
+    }
+  }
+  return { throttleTimeMs: 0, results };
+}

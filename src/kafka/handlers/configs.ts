@@ -1,0 +1,277 @@
+// DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topic configs come from the one
+// registry in meta (values, sources, synonyms, types, docs). Broker configs are static (flags
+// and --topic-default), so they can be described but not altered over the wire.
+import type { Struct } from "../../protocol/kafka/index.ts";
+import { CONFIG_SOURCE_CODE, describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
+import {
+  arr,
+  bool,
+  errorCodeOf,
+  errorMessageOf,
+  type KafkaContext,
+  nstr,
+  num,
+  type RequestContext,
+  str,
+} from "../context.ts";
+
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+const INVALID_CONFIG = 40;
+const INVALID_REQUEST = 42;
+const TOPIC = 2;
+const BROKER = 4;
+
+interface ConfigRow {
+  name: string;
+  value: string | null;
+  readOnly: boolean;
+  source: number;
+  sensitive: boolean;
+  typeCode: number;
+  doc: string;
+  synonyms: { name: string; value: string | null; source: number }[];
+}
+
+function topicRows(ctx: KafkaContext, name: string): ConfigRow[] {
+  const t = ctx.meta.getTopic(name);
+  if (!t) {
+    throw Object.assign(new Error(`unknown topic ${name}`), {
+      errorCode: UNKNOWN_TOPIC_OR_PARTITION,
+    });
+  }
+  return describeTopicConfig(t.configs, ctx.meta.topicDefaults).map((d) => ({
+    name: d.name,
+    value: d.sensitive ? null : d.value,
+    readOnly: d.readOnly,
+    source: d.sourceCode,
+    sensitive: d.sensitive,
+    typeCode: d.typeCode,
+    doc: d.doc,
+    synonyms: d.synonyms.map((s) => ({
+      name: s.name,
+      value: s.value,
+      source: CONFIG_SOURCE_CODE[s.source],
+    })),
+  }));
+}
+
+/** Broker configs: the broker-level topic defaults, then the listener's own static settings. */
+function brokerRows(ctx: KafkaContext): ConfigRow[] {
+  const rows: ConfigRow[] = TOPIC_CONFIGS.map((d) => {
+    const set = Object.hasOwn(ctx.meta.topicDefaults, d.name);
+    const value = set ? ctx.meta.topicDefaults[d.name] : d.default;
+    const source = set
+      ? CONFIG_SOURCE_CODE.STATIC_BROKER_CONFIG
+      : CONFIG_SOURCE_CODE.DEFAULT_CONFIG;
+    const defaultCode = CONFIG_SOURCE_CODE.DEFAULT_CONFIG;
+    return {
+      name: d.brokerSynonym,
+      value,
+      readOnly: true,
+      source,
+      sensitive: false,
+      typeCode: { string: 2, int: 3, long: 5, list: 7 }[d.type],
+      doc: d.doc,
+      synonyms: set
+        ? [{ name: d.brokerSynonym, value, source }, {
+          name: d.brokerSynonym,
+          value: d.default,
+          source: defaultCode,
+        }]
+        : [{ name: d.brokerSynonym, value, source }],
+    };
+  });
+  for (const s of ctx.brokerSettings) {
+    const source = s.isDefault
+      ? CONFIG_SOURCE_CODE.DEFAULT_CONFIG
+      : CONFIG_SOURCE_CODE.STATIC_BROKER_CONFIG;
+    rows.push({
+      name: s.name,
+      value: s.value,
+      readOnly: true,
+      source,
+      sensitive: false,
+      typeCode: s.typeCode,
+      doc: s.doc,
+      synonyms: [{ name: s.name, value: s.value, source }],
+    });
+  }
+  return rows;
+}
+
+export function describeConfigs(ctx: KafkaContext, req: RequestContext): Struct {
+  const v = req.header.apiVersion;
+  const synonyms = bool(req.body.includeSynonyms);
+  const docs = bool(req.body.includeDocumentation);
+  const results = arr(req.body.resources).map((r) => {
+    const resourceType = num(r.resourceType);
+    const resourceName = str(r.resourceName);
+    const keys = Array.isArray(r.configurationKeys)
+      ? (r.configurationKeys as unknown[]).map(str)
+      : null;
+    const base = {
+      resourceType,
+      resourceName,
+      errorCode: 0,
+      errorMessage: null as string | null,
+      configs: [] as Struct[],
+    };
+    let rows: ConfigRow[];
+    try {
+      if (resourceType === TOPIC) rows = topicRows(ctx, resourceName);
+      else if (resourceType === BROKER) {
+        if (resourceName !== "" && resourceName !== String(ctx.meta.nodeId)) {
+          return {
+            ...base,
+            errorCode: INVALID_REQUEST,
+            errorMessage: `this is broker ${ctx.meta.nodeId}, not ${resourceName}`,
+          };
+        }
+        rows = brokerRows(ctx);
+      } else {
+        return {
+          ...base,
+          errorCode: INVALID_REQUEST,
+          errorMessage: `resource type ${resourceType} is not supported`,
+        };
+      }
+    } catch (e) {
+      return { ...base, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) };
+    }
+    if (keys !== null && keys.length > 0) rows = rows.filter((c) => keys.includes(c.name));
+    return {
+      ...base,
+      configs: rows.map((c) => ({
+        name: c.name,
+        value: c.value,
+        readOnly: c.readOnly,
+        // v0 only; later versions carry configSource instead.
+        isDefault: v === 0 && c.source === CONFIG_SOURCE_CODE.DEFAULT_CONFIG,
+        configSource: c.source,
+        isSensitive: c.sensitive,
+        synonyms: v >= 1 && synonyms ? c.synonyms : [],
+        configType: c.typeCode,
+        documentation: docs ? c.doc : null,
+      })),
+    };
+  });
+  return { throttleTimeMs: 0, results };
+}
+
+function resourceError(r: Struct, errorCode: number, errorMessage: string | null) {
+  return {
+    errorCode,
+    errorMessage,
+    resourceType: num(r.resourceType),
+    resourceName: str(r.resourceName),
+  };
+}
+
+/** AlterConfigs replaces a topic's whole override set with the one given. */
+export async function alterConfigs(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const validateOnly = bool(req.body.validateOnly);
+  const responses = [];
+  for (const r of arr(req.body.resources)) {
+    if (num(r.resourceType) !== TOPIC) {
+      responses.push(
+        resourceError(
+          r,
+          INVALID_REQUEST,
+          "only topic configs can be altered; broker configs are flags",
+        ),
+      );
+      continue;
+    }
+    const name = str(r.resourceName);
+    const t = ctx.meta.getTopic(name);
+    if (!t) {
+      responses.push(resourceError(r, UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`));
+      continue;
+    }
+    const set: Record<string, string> = {};
+    for (const c of arr(r.configs)) {
+      const value = nstr(c.value);
+      if (value !== null) set[str(c.name)] = value;
+    }
+    const del = Object.keys(t.configs).filter((k) => !Object.hasOwn(set, k));
+    try {
+      await ctx.partitions.alterTopicConfigs(name, set, del, validateOnly);
+      responses.push(resourceError(r, 0, null));
+    } catch (e) {
+      responses.push(resourceError(r, errorCodeOf(e), errorMessageOf(e)));
+    }
+  }
+  return { throttleTimeMs: 0, responses };
+}
+
+const SET = 0;
+const DELETE = 1;
+const APPEND = 2;
+const SUBTRACT = 3;
+
+/** IncrementalAlterConfigs: SET, DELETE, and APPEND/SUBTRACT on list configs. */
+export async function incrementalAlterConfigs(
+  ctx: KafkaContext,
+  req: RequestContext,
+): Promise<Struct> {
+  const validateOnly = bool(req.body.validateOnly);
+  const responses = [];
+  for (const r of arr(req.body.resources)) {
+    if (num(r.resourceType) !== TOPIC) {
+      responses.push(
+        resourceError(
+          r,
+          INVALID_REQUEST,
+          "only topic configs can be altered; broker configs are flags",
+        ),
+      );
+      continue;
+    }
+    const name = str(r.resourceName);
+    const t = ctx.meta.getTopic(name);
+    if (!t) {
+      responses.push(resourceError(r, UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`));
+      continue;
+    }
+    const set: Record<string, string> = {};
+    const del: string[] = [];
+    let error: [number, string] | null = null;
+    const current = describeTopicConfig(t.configs, ctx.meta.topicDefaults);
+    for (const c of arr(r.configs)) {
+      const key = str(c.name);
+      const op = num(c.configOperation, -1);
+      const value = nstr(c.value);
+      const def = TOPIC_CONFIGS.find((d) => d.name === key);
+      if (op === SET) {
+        if (value === null) error = [INVALID_REQUEST, `SET of ${key} needs a value`];
+        else set[key] = value;
+      } else if (op === DELETE) del.push(key);
+      else if (op === APPEND || op === SUBTRACT) {
+        if (!def || def.type !== "list" || value === null) {
+          error = [INVALID_CONFIG, `${key} is not a list config; APPEND/SUBTRACT do not apply`];
+          continue;
+        }
+        const have = (set[key] ?? current.find((d) => d.name === key)?.value ?? "").split(",").map((
+          s,
+        ) => s.trim())
+          .filter((s) => s !== "");
+        const items = value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+        const next = op === APPEND
+          ? [...have, ...items.filter((i) => !have.includes(i))]
+          : have.filter((h) => !items.includes(h));
+        set[key] = next.join(",");
+      } else error = [INVALID_REQUEST, `unknown config operation ${op}`];
+    }
+    if (error) {
+      responses.push(resourceError(r, error[0], error[1]));
+      continue;
+    }
+    try {
+      await ctx.partitions.alterTopicConfigs(name, set, del, validateOnly);
+      responses.push(resourceError(r, 0, null));
+    } catch (e) {
+      responses.push(resourceError(r, errorCodeOf(e), errorMessageOf(e)));
+    }
+  }
+  return { throttleTimeMs: 0, responses };
+}

@@ -1,0 +1,138 @@
+// Fetch long-polls: it answers as soon as min_bytes are available, else waits on every
+// requested partition at once (woken by appends, never polling) until max_wait_ms. Records go
+// out as slices of the segment mappings: whole stored batches, never copied or re-encoded.
+import type { Struct } from "../../protocol/kafka/index.ts";
+import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+
+const OFFSET_OUT_OF_RANGE = 1;
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+const FETCH_SESSION_ID_NOT_FOUND = 70;
+const FENCED_LEADER_EPOCH = 74;
+const UNKNOWN_LEADER_EPOCH = 75;
+/** A client may ask for any wait; the broker holds a fetch at most this long. */
+const MAX_WAIT_CAP_MS = 5 * 60_000;
+/** Safety bound on wake-ups of one fetch (each one re-reads; normally 1-2 happen). */
+const MAX_WAKEUPS = 10_000;
+const EMPTY = new Uint8Array(0);
+
+/** -1 = no check; below the leader's epoch = fenced (74); above = unknown (75). */
+export function leaderEpochError(current: number, leader: number): number {
+  if (current < 0 || current === leader) return 0;
+  return current < leader ? FENCED_LEADER_EPOCH : UNKNOWN_LEADER_EPOCH;
+}
+
+interface Wanted {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+  currentLeaderEpoch: number;
+}
+
+function partitionResult(
+  ctx: KafkaContext,
+  w: Wanted,
+  budget: number,
+  hasData: boolean,
+  readCommitted: boolean,
+) {
+  const base = {
+    partitionIndex: w.partition,
+    errorCode: 0,
+    highWatermark: -1,
+    lastStableOffset: -1,
+    logStartOffset: -1,
+    abortedTransactions: readCommitted ? [] : null,
+    preferredReadReplica: -1,
+    records: EMPTY as Uint8Array,
+  };
+  if (!ctx.partitions.has(w.topic, w.partition)) {
+    return { ...base, errorCode: UNKNOWN_TOPIC_OR_PARTITION };
+  }
+  const st = ctx.partitions.partition(w.topic, w.partition);
+  const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch);
+  if (epochErr) return { ...base, errorCode: epochErr };
+  const hw = ctx.partitions.highWatermark(w.topic, w.partition);
+  const start = st.log.logStartOffset();
+  const filled = { ...base, highWatermark: hw, lastStableOffset: hw, logStartOffset: start };
+  if (w.offset < start || w.offset > st.log.logEndOffset()) {
+    return { ...filled, errorCode: OFFSET_OUT_OF_RANGE };
+  }
+  if (w.offset >= hw || budget <= 0) return filled;
+  try {
+    const r = ctx.partitions.read(w.topic, w.partition, w.offset, Math.min(w.maxBytes, budget));
+    // KIP-74: the first batch of a response may exceed the limits; later ones may not.
+    if (hasData && r.records.length > budget) return filled;
+    return { ...filled, records: r.records };
+  } catch (e) {
+    return { ...filled, errorCode: errorCodeOf(e) };
+  }
+}
+
+export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const b = req.body;
+  const sessionId = num(b.sessionId, 0);
+  if (sessionId !== 0) {
+    // No sessions are ever created, so a client naming one has a stale id.
+    return {
+      throttleTimeMs: 0,
+      errorCode: FETCH_SESSION_ID_NOT_FOUND,
+      sessionId: 0,
+      responses: [],
+    };
+  }
+  const maxWait = Math.min(Math.max(num(b.maxWaitMs), 0), MAX_WAIT_CAP_MS);
+  const minBytes = Math.max(num(b.minBytes), 0);
+  const maxBytes = num(b.maxBytes, 0x7fffffff) > 0 ? num(b.maxBytes, 0x7fffffff) : 0x7fffffff;
+  const readCommitted = num(b.isolationLevel) === 1;
+  const wanted: Wanted[][] = arr(b.topics).map((t) =>
+    arr(t.partitions).map((p) => ({
+      topic: str(t.topic),
+      partition: num(p.partition),
+      offset: num(p.fetchOffset),
+      maxBytes: Math.max(0, num(p.partitionMaxBytes)),
+      currentLeaderEpoch: num(p.currentLeaderEpoch, -1),
+    }))
+  );
+  const deadline = performance.now() + maxWait;
+  for (let i = 0; i < MAX_WAKEUPS; i++) {
+    let budget = maxBytes;
+    let bytes = 0;
+    let errors = false;
+    const responses = wanted.map((parts, ti) => ({
+      topic: str(arr(b.topics)[ti].topic),
+      partitions: parts.map((w) => {
+        const r = partitionResult(ctx, w, budget, bytes > 0, readCommitted);
+        bytes += r.records.length;
+        budget -= r.records.length;
+        if (r.errorCode !== 0) errors = true;
+        return r;
+      }),
+    }));
+    const remaining = deadline - performance.now();
+    if (bytes >= minBytes || errors || remaining <= 0) {
+      return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses };
+    }
+    await waitAny(ctx, wanted.flat(), remaining);
+  }
+  return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses: [] };
+}
+
+/** Resolves when any partition gets data past its fetch offset, or after `ms`. */
+async function waitAny(ctx: KafkaContext, wanted: Wanted[], ms: number): Promise<void> {
+  const ac = new AbortController();
+  const waits = [];
+  for (const w of wanted) {
+    if (!ctx.partitions.has(w.topic, w.partition)) continue;
+    // Wait for bytes beyond what is there now: what is there was not enough.
+    const end = ctx.partitions.partition(w.topic, w.partition).log.logEndOffset();
+    const from = Math.max(w.offset, end);
+    waits.push(ctx.partitions.waitForData(w.topic, w.partition, from, ms, ac.signal));
+  }
+  if (waits.length === 0) {
+    await Bun.sleep(ms);
+    return;
+  }
+  await Promise.race(waits);
+  ac.abort();
+}

@@ -1,0 +1,165 @@
+// ListOffsets, OffsetForLeaderEpoch and DeleteRecords: questions about positions in a log.
+import type { Struct } from "../../protocol/kafka/index.ts";
+import { batchSizeAt, decodeRecordBatch, readBatchHeader } from "../../protocol/record-batch.ts";
+import { decompress } from "../../protocol/compression/index.ts";
+import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import { leaderEpochError } from "./fetch.ts";
+
+const OFFSET_OUT_OF_RANGE = 1;
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+const INVALID_TOPIC_EXCEPTION = 17;
+const LATEST = -1;
+const EARLIEST = -2;
+const MAX_TIMESTAMP = -3;
+/** Bytes read per step when scanning batch headers for the max timestamp. */
+const SCAN_CHUNK = 1024 * 1024;
+/** Bound on the scan (batches), so one request cannot hold the loop for long. */
+const SCAN_MAX_BATCHES = 2_000_000;
+
+/** The offset and timestamp of the record with the largest timestamp below the high watermark. */
+function maxTimestampOffset(ctx: KafkaContext, topic: string, partition: number) {
+  const log = ctx.partitions.partition(topic, partition).log;
+  const hw = ctx.partitions.highWatermark(topic, partition);
+  let offset = log.logStartOffset();
+  let best: { pos: number; bytes: Uint8Array; ts: number } | null = null;
+  let batches = 0;
+  while (offset < hw && batches < SCAN_MAX_BATCHES) {
+    const r = ctx.partitions.read(topic, partition, offset, SCAN_CHUNK);
+    if (r.records.length === 0) break;
+    let pos = 0;
+    while (pos + 61 <= r.records.length) {
+      const size = batchSizeAt(r.records, pos);
+      if (size <= 0 || pos + size > r.records.length) break;
+      const h = readBatchHeader(r.records, pos);
+      if (best === null || h.maxTimestamp > best.ts) {
+        best = { pos, bytes: r.records, ts: h.maxTimestamp };
+      }
+      pos += size;
+      batches++;
+    }
+    offset = r.nextOffset;
+  }
+  if (best === null) return { offset: -1, timestamp: -1 };
+  // The exact record inside the winning batch (the first one carrying the max timestamp).
+  const batch = decodeRecordBatch(best.bytes, best.pos, (c, b) => decompress(c, b));
+  for (const rec of batch.records ?? []) {
+    if (rec.timestamp === best.ts) return { offset: rec.offset, timestamp: rec.timestamp };
+  }
+  return { offset: batch.header.baseOffset, timestamp: best.ts };
+}
+
+export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
+  const topics = arr(req.body.topics).map((t) => {
+    const name = str(t.name);
+    return {
+      name,
+      partitions: arr(t.partitions).map((p) => {
+        const partitionIndex = num(p.partitionIndex);
+        const out = {
+          partitionIndex,
+          errorCode: 0,
+          timestamp: -1,
+          offset: -1,
+          leaderEpoch: -1,
+          oldStyleOffsets: [],
+        };
+        if (!ctx.partitions.has(name, partitionIndex)) {
+          return { ...out, errorCode: UNKNOWN_TOPIC_OR_PARTITION };
+        }
+        const st = ctx.partitions.partition(name, partitionIndex);
+        const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
+        if (epochErr) return { ...out, errorCode: epochErr };
+        const ts = num(p.timestamp);
+        try {
+          if (ts === LATEST) {
+            // No transactions: the last stable offset is the high watermark.
+            const offset = ctx.partitions.highWatermark(name, partitionIndex);
+            return { ...out, offset, leaderEpoch: st.leaderEpoch };
+          }
+          if (ts === EARLIEST) {
+            return { ...out, offset: st.log.logStartOffset(), leaderEpoch: st.leaderEpoch };
+          }
+          if (ts === MAX_TIMESTAMP) {
+            return {
+              ...out,
+              ...maxTimestampOffset(ctx, name, partitionIndex),
+              leaderEpoch: st.leaderEpoch,
+            };
+          }
+          if (ts < 0) return { ...out, errorCode: 42 };
+          const found = st.log.offsetForTimestamp(ts);
+          const hw = ctx.partitions.highWatermark(name, partitionIndex);
+          if (!found || found.offset >= hw) return out;
+          return {
+            ...out,
+            offset: found.offset,
+            timestamp: found.timestamp,
+            leaderEpoch: st.leaderEpoch,
+          };
+        } catch (e) {
+          return { ...out, errorCode: errorCodeOf(e) };
+        }
+      }),
+    };
+  });
+  return { throttleTimeMs: 0, topics };
+}
+
+export function offsetForLeaderEpoch(ctx: KafkaContext, req: RequestContext): Struct {
+  const topics = arr(req.body.topics).map((t) => {
+    const topic = str(t.topic);
+    return {
+      topic,
+      partitions: arr(t.partitions).map((p) => {
+        const partition = num(p.partition);
+        const out = { errorCode: 0, partition, leaderEpoch: -1, endOffset: -1 };
+        if (!ctx.partitions.has(topic, partition)) {
+          return { ...out, errorCode: UNKNOWN_TOPIC_OR_PARTITION };
+        }
+        const st = ctx.partitions.partition(topic, partition);
+        const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
+        if (epochErr) return { ...out, errorCode: epochErr };
+        const r = st.log.endOffsetForEpoch(num(p.leaderEpoch));
+        return { ...out, leaderEpoch: r.leaderEpoch, endOffset: r.endOffset };
+      }),
+    };
+  });
+  return { throttleTimeMs: 0, topics };
+}
+
+export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const topics = [];
+  for (const t of arr(req.body.topics)) {
+    const name = str(t.name);
+    const internal = ctx.meta.getTopic(name)?.internal ?? false;
+    const partitions = [];
+    for (const p of arr(t.partitions)) {
+      const partitionIndex = num(p.partitionIndex);
+      const out = { partitionIndex, lowWatermark: -1, errorCode: 0 };
+      if (internal) {
+        partitions.push({ ...out, errorCode: INVALID_TOPIC_EXCEPTION });
+        continue;
+      }
+      if (!ctx.partitions.has(name, partitionIndex)) {
+        partitions.push({ ...out, errorCode: UNKNOWN_TOPIC_OR_PARTITION });
+        continue;
+      }
+      const hw = ctx.partitions.highWatermark(name, partitionIndex);
+      const requested = num(p.offset);
+      const offset = requested === -1 ? hw : requested;
+      if (offset < 0 || offset > hw) {
+        partitions.push({ ...out, errorCode: OFFSET_OUT_OF_RANGE });
+        continue;
+      }
+      try {
+        const log = ctx.partitions.partition(name, partitionIndex).log;
+        const low = await log.deleteRecords(offset);
+        partitions.push({ ...out, lowWatermark: low });
+      } catch (e) {
+        partitions.push({ ...out, errorCode: errorCodeOf(e) });
+      }
+    }
+    topics.push({ name, partitions });
+  }
+  return { throttleTimeMs: 0, topics };
+}

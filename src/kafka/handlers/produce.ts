@@ -1,0 +1,153 @@
+// Produce: checks the request-level rules Kafka applies before the log (acks, exactly one
+// magic-2 batch per partition from v3, zstd only from v7, no writes to internal topics), then
+// hands the bytes to the partition log, which validates CRC, sizes, timestamps and producer
+// sequences. All appends start synchronously in request order, so pipelined idempotent
+// batches reach each log in the order the client sent them.
+import {
+  BATCH_LOG_OVERHEAD,
+  OFF_ATTRIBUTES,
+  OFF_BATCH_LENGTH,
+  OFF_MAGIC,
+} from "../../protocol/record-batch.ts";
+import type { Struct } from "../../protocol/kafka/index.ts";
+import type { Acks } from "../../core/partition-manager.ts";
+import {
+  arr,
+  CloseConnection,
+  errorCodeOf,
+  errorMessageOf,
+  type KafkaContext,
+  num,
+  type RequestContext,
+  str,
+} from "../context.ts";
+
+const CORRUPT_MESSAGE = 2;
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+const INVALID_TOPIC_EXCEPTION = 17;
+const INVALID_REQUIRED_ACKS = 21;
+const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
+const UNSUPPORTED_COMPRESSION_TYPE = 76;
+const INVALID_RECORD = 87;
+const ZSTD = 4;
+
+interface PartitionAnswer {
+  index: number;
+  errorCode: number;
+  baseOffset: number;
+  logAppendTimeMs: number;
+  logStartOffset: number;
+  errorMessage: string | null;
+}
+
+/** Request-level checks of one partition's records; an error code and reason, or null. */
+export function checkProduceRecords(
+  records: Uint8Array | null,
+  version: number,
+): [number, string] | null {
+  if (records === null || records.length < BATCH_LOG_OVERHEAD) {
+    return [INVALID_RECORD, "no record batch"];
+  }
+  const view = new DataView(records.buffer, records.byteOffset, records.byteLength);
+  if (records.length < OFF_ATTRIBUTES + 2) return [CORRUPT_MESSAGE, "truncated record batch"];
+  if (view.getInt8(OFF_MAGIC) !== 2) {
+    return [INVALID_RECORD, `magic ${view.getInt8(OFF_MAGIC)}: only record batch v2 is accepted`];
+  }
+  const size = BATCH_LOG_OVERHEAD + view.getInt32(OFF_BATCH_LENGTH);
+  if (size > records.length || size < BATCH_LOG_OVERHEAD) {
+    return [CORRUPT_MESSAGE, "record batch length does not match the records"];
+  }
+  if (size < records.length) {
+    return [INVALID_RECORD, "Produce v3+ carries exactly one record batch per partition"];
+  }
+  if (version < 7 && (view.getInt16(OFF_ATTRIBUTES) & 0x7) === ZSTD) {
+    return [UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"];
+  }
+  return null;
+}
+
+export async function produce(ctx: KafkaContext, req: RequestContext): Promise<Struct | null> {
+  const v = req.header.apiVersion;
+  const acksRaw = num(req.body.acks);
+  const acksValid = acksRaw === 0 || acksRaw === 1 || acksRaw === -1;
+  const acks = acksRaw as Acks;
+  const transactional = req.body.transactionalId !== null && req.body.transactionalId !== undefined;
+  const topics: { name: string; parts: (PartitionAnswer | Promise<PartitionAnswer>)[] }[] = [];
+  for (const td of arr(req.body.topicData)) {
+    const name = str(td.name);
+    const parts: (PartitionAnswer | Promise<PartitionAnswer>)[] = [];
+    const internal = ctx.meta.getTopic(name)?.internal ?? false;
+    for (const pd of arr(td.partitionData)) {
+      const index = num(pd.index);
+      const fail = (errorCode: number, errorMessage: string | null): PartitionAnswer => ({
+        index,
+        errorCode,
+        baseOffset: -1,
+        logAppendTimeMs: -1,
+        logStartOffset: -1,
+        errorMessage,
+      });
+      if (!acksValid) {
+        parts.push(fail(INVALID_REQUIRED_ACKS, `acks must be 0, 1 or -1, not ${acksRaw}`));
+        continue;
+      }
+      if (transactional) {
+        parts.push(
+          fail(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactions are not supported yet"),
+        );
+        continue;
+      }
+      if (internal) {
+        parts.push(fail(INVALID_TOPIC_EXCEPTION, `cannot produce to the internal topic ${name}`));
+        continue;
+      }
+      if (!ctx.partitions.has(name, index)) {
+        parts.push(fail(UNKNOWN_TOPIC_OR_PARTITION, `unknown topic or partition ${name}-${index}`));
+        continue;
+      }
+      const records = pd.records instanceof Uint8Array ? pd.records : null;
+      const bad = checkProduceRecords(records, v);
+      if (bad) {
+        parts.push(fail(bad[0], bad[1]));
+        continue;
+      }
+      // Started now, before any await: appends keep the request order.
+      parts.push(
+        ctx.partitions.append(name, index, records!, acks).then(
+          (r) => ({
+            index,
+            errorCode: 0,
+            baseOffset: r.baseOffset,
+            logAppendTimeMs: r.logAppendTime,
+            logStartOffset: r.logStartOffset,
+            errorMessage: null,
+          }),
+          (e) => fail(errorCodeOf(e), errorMessageOf(e)),
+        ),
+      );
+    }
+    topics.push({ name, parts });
+  }
+  const responses = [];
+  let failed: PartitionAnswer | undefined;
+  for (const t of topics) {
+    const partitionResponses = await Promise.all(t.parts);
+    for (const p of partitionResponses) if (p.errorCode !== 0) failed ??= p;
+    responses.push({
+      name: t.name,
+      partitionResponses: partitionResponses.map((p) => ({ ...p, recordErrors: [] })),
+    });
+  }
+  if (acksRaw === 0) {
+    // No response exists for acks=0; closing is the only way to tell the client to refresh.
+    if (failed) {
+      ctx.log.debug("acks=0 produce failed; closing the connection", {
+        error_code: failed.errorCode,
+        error: failed.errorMessage,
+      });
+      throw new CloseConnection(failed.errorMessage ?? "produce failed");
+    }
+    return null;
+  }
+  return { responses, throttleTimeMs: 0 };
+}

@@ -1,0 +1,31 @@
+// InitProducerId for idempotent producers. Transactions are not implemented: a transactional
+// id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal and report,
+// rather than a retriable error they would loop on.
+import type { Struct } from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
+
+const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
+
+export function initProducerId(ctx: KafkaContext, req: RequestContext): Struct {
+  const b = req.body;
+  if (b.transactionalId !== null && b.transactionalId !== undefined) {
+    ctx.log.info("refused a transactional producer: transactions are not supported yet", {
+      transactional_id: String(b.transactionalId),
+      client_id: req.header.clientId,
+    });
+    return {
+      throttleTimeMs: 0,
+      errorCode: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+      producerId: -1,
+      producerEpoch: -1,
+    };
+  }
+  // Without a transactional id Kafka always hands out a fresh id (any given id/epoch is
+  // ignored), so a restarted or bumped producer never collides with old sequence state.
+  return {
+    throttleTimeMs: 0,
+    errorCode: 0,
+    producerId: ctx.producerIds.allocate(),
+    producerEpoch: 0,
+  };
+}
