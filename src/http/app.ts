@@ -1,22 +1,141 @@
-// The Hono app served on --http-addr. Routes are grouped by resource in sibling files.
-import { Hono } from "hono";
+// The Hono app served on --http-addr. Routes are declared with @hono/zod-openapi in one file per
+// resource: the same declarations validate requests and produce /openapi.json and /docs.
+import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { matchedRoutes } from "hono/route";
 import type { Broker } from "../broker.ts";
-import { errorResponse, toHttpError } from "./errors.ts";
+import { errorBody, errorResponse, HttpError, toHttpError, unsupportedMedia } from "./errors.ts";
 import { topicRoutes } from "./topics.ts";
-import { recordRoutes } from "./records.ts";
+import { produceRoutes } from "./produce.ts";
+import { readRoutes } from "./read.ts";
+import { tailRoutes } from "./tail.ts";
+import { groupRoutes } from "./groups.ts";
+import { memberRoutes } from "./members.ts";
+import { clusterRoutes } from "./cluster.ts";
+import { renderDocsPage } from "./docs-page.ts";
+import { authMiddleware } from "./auth.ts";
+import { Metrics } from "../core/metrics.ts";
 
-export function createHttpApp(broker: Broker): Hono {
-  const app = new Hono();
-  app.get(
-    "/healthz",
-    (c) => c.json({ status: "ok", node_id: broker.nodeId, version: broker.version }),
+/** The largest request body the API reads (a produce request of many records). */
+export const HTTP_BODY_LIMIT = 64 * 1024 * 1024;
+
+export interface HttpOptions {
+  /** Bearer token every route but /healthz requires (--http-token). */
+  token?: string;
+  metrics?: Metrics;
+}
+
+export interface HttpContext {
+  broker: Broker;
+  metrics: Metrics;
+}
+
+/** Register a declared route; handlers build their responses themselves (streams, 204s, errors). */
+export function on(
+  app: OpenAPIHono,
+  route: RouteConfig,
+  handler: (c: Context) => Response | Promise<Response>,
+): void {
+  app.openapi(route, handler as never);
+}
+
+/** Paths whose POST accepts more than JSON (produce bodies). */
+const PRODUCE_PATH = /^\/topics\/[^/]+(\/records|\/partitions\/[^/]+(\/records)?)?$/;
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;
+
+/**
+ * `curl -d` sends application/x-www-form-urlencoded (and some clients nothing at all): treat
+ * such bodies as the JSON they almost always are; refuse other media types with 415.
+ */
+const mediaTypes: MiddlewareHandler = async (c, next) => {
+  const m = c.req.method;
+  if (m !== "POST" && m !== "PATCH" && m !== "PUT") return next();
+  const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  const produce = m === "POST" && PRODUCE_PATH.test(c.req.path);
+  if (type === "" || type === "application/x-www-form-urlencoded") {
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("content-type", "application/json");
+    c.req.raw = new Request(c.req.raw, { headers });
+    return next();
+  }
+  if (JSON_TYPE.test(type)) return next();
+  if (
+    produce && (type === "application/x-ndjson" || type === "application/jsonl" ||
+      type === "text/plain" || type === "application/octet-stream")
+  ) return next();
+  throw unsupportedMedia(
+    produce
+      ? `unsupported content type ${type}: use application/json, application/x-ndjson, text/plain or application/octet-stream`
+      : `unsupported content type ${type}: this route takes application/json`,
   );
-  app.get("/readyz", (c) => {
-    const ready = broker.isReady();
-    return c.json({ ready }, ready ? 200 : 503);
+};
+
+function routeOf(c: Context): string {
+  const rs = matchedRoutes(c);
+  for (let i = rs.length - 1; i >= 0; i--) if (rs[i].method !== "ALL") return rs[i].path;
+  return "unmatched";
+}
+
+export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHono {
+  const metrics = opts.metrics ?? new Metrics();
+  const ctx: HttpContext = { broker, metrics };
+  const app = new OpenAPIHono({
+    // Validation failures are the client's: 400 with every problem named.
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const issues = result.error.issues.map((i) =>
+        `${result.target}${i.path.length ? "." + i.path.join(".") : ""}: ${i.message}`
+      );
+      return c.json({ error_code: 40000, message: issues.join("; ") }, 400);
+    },
   });
-  topicRoutes(app, broker);
-  recordRoutes(app, broker);
+  app.use("*", async (c, next) => {
+    const t0 = performance.now();
+    await next();
+    const route = routeOf(c);
+    const labels = { method: c.req.method, route };
+    metrics.httpSeconds.observe(labels, (performance.now() - t0) / 1000);
+    metrics.httpRequests.inc({ ...labels, status: String(c.res.status) });
+  });
+  app.use("*", authMiddleware(opts.token));
+  app.use("*", mediaTypes);
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: HTTP_BODY_LIMIT,
+      onError: (c) =>
+        c.json({
+          error_code: 41300,
+          message: `the request body is larger than the ${HTTP_BODY_LIMIT}-byte limit`,
+        }, 413),
+    }),
+  );
+
+  clusterRoutes(app, ctx);
+  topicRoutes(app, ctx);
+  produceRoutes(app, ctx);
+  readRoutes(app, ctx);
+  tailRoutes(app, ctx);
+  groupRoutes(app, ctx);
+  memberRoutes(app, ctx);
+
+  const docConfig = {
+    openapi: "3.0.3",
+    info: {
+      title: "Broker HTTP API",
+      version: broker.version,
+      description:
+        "Topics, produce, read, live tail, consumer groups and cluster status of a Kafka-compatible broker. " +
+        'Errors are JSON {"error_code", "message"}.',
+    },
+    components: {
+      securitySchemes: { bearer: { type: "http" as const, scheme: "bearer" } },
+    },
+  };
+  app.doc("/openapi.json", docConfig);
+  app.get("/docs", (c) => c.html(renderDocsPage(app.getOpenAPIDocument(docConfig))));
+
   app.notFound((c) =>
     c.json({ error_code: 40400, message: `no route for ${c.req.method} ${c.req.path}` }, 404)
   );
@@ -28,3 +147,5 @@ export function createHttpApp(broker: Broker): Hono {
   });
   return app;
 }
+
+export { errorBody, HttpError };

@@ -1,10 +1,11 @@
-// Topic admin over HTTP: list, create, describe, delete, alter configs, add partitions.
-import type { Hono } from "hono";
+// Topic admin over HTTP: list, create, describe, delete, configs, add partitions.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
-import { badRequest } from "./errors.ts";
-import { readJsonObject } from "./body.ts";
+import { type HttpContext, on } from "./app.ts";
+import { topicNotFound } from "./errors.ts";
+import { commonErrors, ErrorSchema, jsonOk, TopicParams, valid, z } from "./schemas.ts";
 
-function describeTopic(broker: Broker, name: string) {
+export function describeTopic(broker: Broker, name: string) {
   const t = broker.meta.getTopic(name);
   if (!t) return undefined;
   return {
@@ -30,123 +31,261 @@ function describeTopic(broker: Broker, name: string) {
   };
 }
 
-function stringMap(v: unknown, what: string): Record<string, string> {
-  if (v === undefined || v === null) return {};
-  if (typeof v !== "object" || Array.isArray(v)) {
-    throw badRequest(`${what} must be an object of config names to values`);
-  }
-  const out: Record<string, string> = {};
-  for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== "string" && typeof val !== "number" && typeof val !== "boolean") {
-      throw badRequest(`${what}.${k} must be a string or number`);
-    }
-    out[k] = String(val);
-  }
-  return out;
-}
+const ConfigValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
+const ConfigMap = z.record(z.string().min(1).max(255), ConfigValue);
 
-function intField(v: unknown, name: string, dflt: number): number {
-  if (v === undefined || v === null) return dflt;
-  if (typeof v !== "number" || !Number.isInteger(v)) throw badRequest(`${name} must be an integer`);
-  return v;
-}
+const TopicSummary = z.object({
+  name: z.string(),
+  partitions: z.number().int(),
+  replication_factor: z.number().int(),
+  internal: z.boolean(),
+});
+const PartitionInfo = z.object({
+  partition: z.number().int(),
+  leader: z.number().int(),
+  leader_epoch: z.number().int(),
+  replicas: z.array(z.number().int()),
+  isr: z.array(z.number().int()),
+  log_start_offset: z.number().int().nullable(),
+  high_watermark: z.number().int().nullable(),
+  size_bytes: z.number().int().nullable(),
+});
+const TopicDescription = z.object({
+  name: z.string(),
+  topic_id: z.string(),
+  internal: z.boolean(),
+  configs: z.record(z.string(), z.string()),
+  partitions: z.array(PartitionInfo),
+}).openapi("Topic");
 
-export function topicRoutes(app: Hono, broker: Broker) {
-  app.get("/topics", (c) => {
-    const all = c.req.query("internal") === "true";
-    return c.json(
-      broker.meta.listTopics().filter((t) => all || !t.internal).map((t) => ({
-        name: t.name,
-        partitions: t.partitions.length,
-        replication_factor: t.partitions[0]?.replicas.length ?? 0,
-        internal: t.internal,
-      })),
-    );
-  });
+const CreateTopic = z.object({
+  name: z.string().min(1).max(249).openapi({ example: "orders" }),
+  partitions: z.number().int().min(-1).max(1_000_000).optional().openapi({
+    description: "default: the broker's num.partitions",
+  }),
+  replication_factor: z.number().int().min(-1).max(32767).optional(),
+  configs: ConfigMap.optional().openapi({ example: { "retention.ms": "86400000" } }),
+}).strict().openapi("CreateTopic");
 
-  app.post("/topics", async (c) => {
-    const body = await readJsonObject(c);
-    if (typeof body.name !== "string") throw badRequest("name is required (a string)");
-    const validateOnly = c.req.query("validate_only") === "true";
-    await broker.partitions.createTopic(
-      body.name,
-      intField(body.partitions, "partitions", -1),
-      intField(body.replication_factor, "replication_factor", -1),
-      stringMap(body.configs, "configs"),
-      validateOnly,
-    );
-    if (validateOnly) return c.json({ name: body.name, validated: true });
-    return c.json(describeTopic(broker, body.name), 201);
-  });
+const ValidateOnly = z.object({
+  validate_only: z.enum(["true", "false"]).optional().openapi({
+    description: "check the request without applying it",
+  }),
+});
 
-  app.get("/topics/:topic", (c) => {
-    const d = describeTopic(broker, c.req.param("topic"));
-    if (!d) {
-      return c.json({ error_code: 40403, message: `topic ${c.req.param("topic")} not found` }, 404);
-    }
-    return c.json(d);
-  });
+const AlterConfigs = z.union([
+  z.object({
+    set: ConfigMap.optional(),
+    delete: z.array(z.string().min(1).max(255)).max(1000).optional(),
+  }).strict(),
+  z.record(z.string().min(1).max(255), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+]).openapi({
+  description:
+    '{"retention.ms": "3600000", "segment.ms": null} (null resets) or {"set": {…}, "delete": […]}',
+});
 
-  app.delete("/topics/:topic", async (c) => {
-    await broker.partitions.deleteTopic(c.req.param("topic"));
-    return c.body(null, 204);
-  });
+const err = (d: string) => ({
+  description: d,
+  content: { "application/json": { schema: ErrorSchema } },
+});
 
-  app.get("/topics/:topic/configs", (c) => {
-    const name = c.req.param("topic");
-    if (!broker.meta.getTopic(name)) {
-      return c.json({ error_code: 40403, message: `topic ${name} not found` }, 404);
-    }
-    return c.json(
-      broker.meta.describeTopicConfigs(name).map((d) => ({
-        name: d.name,
-        value: d.value,
-        source: d.source,
-        is_default: d.isDefault,
-      })),
-    );
-  });
+export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
+  const existing = (name: string) => {
+    const d = describeTopic(broker, name);
+    if (!d) throw topicNotFound(name);
+    return d;
+  };
 
-  // Body: {"retention.ms": "3600000", "segment.ms": null} — null resets a config to its default.
-  // Also accepted: {"set": {...}, "delete": [...]}.
-  app.patch("/topics/:topic/configs", async (c) => {
-    const name = c.req.param("topic");
-    const body = await readJsonObject(c);
-    let set: Record<string, string>;
-    let del: string[];
-    if ("set" in body || "delete" in body) {
-      set = stringMap(body.set, "set");
-      if (
-        body.delete !== undefined &&
-        (!Array.isArray(body.delete) || body.delete.some((d) => typeof d !== "string"))
-      ) {
-        throw badRequest("delete must be an array of config names");
-      }
-      del = (body.delete as string[] | undefined) ?? [];
-    } else {
-      del = Object.entries(body).filter(([, v]) => v === null).map(([k]) => k);
-      set = stringMap(
-        Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)),
-        "configs",
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/topics",
+      tags: ["topics"],
+      summary: "List topics",
+      request: {
+        query: z.object({
+          internal: z.enum(["true", "false"]).optional().openapi({
+            description: "include internal topics (__consumer_offsets)",
+          }),
+        }),
+      },
+      responses: { 200: jsonOk(z.array(TopicSummary)), ...commonErrors },
+    }),
+    (c) => {
+      const all = c.req.query("internal") === "true";
+      return c.json(
+        broker.meta.listTopics().filter((t) => all || !t.internal).map((t) => ({
+          name: t.name,
+          partitions: t.partitions.length,
+          replication_factor: t.partitions[0]?.replicas.length ?? 0,
+          internal: t.internal,
+        })),
       );
-    }
-    await broker.partitions.alterTopicConfigs(
-      name,
-      set,
-      del,
-      c.req.query("validate_only") === "true",
-    );
-    return c.json(describeTopic(broker, name));
-  });
+    },
+  );
 
-  app.post("/topics/:topic/partitions", async (c) => {
-    const name = c.req.param("topic");
-    const body = await readJsonObject(c);
-    const count = intField(body.count, "count", NaN);
-    if (Number.isNaN(count)) {
-      throw badRequest("count is required: the new total number of partitions");
-    }
-    await broker.partitions.createPartitions(name, count, c.req.query("validate_only") === "true");
-    return c.json(describeTopic(broker, name));
-  });
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/topics",
+      tags: ["topics"],
+      summary: "Create a topic",
+      request: {
+        query: ValidateOnly,
+        body: { required: true, content: { "application/json": { schema: CreateTopic } } },
+      },
+      responses: {
+        201: jsonOk(TopicDescription, "created"),
+        ...commonErrors,
+        409: err("a topic of that name exists"),
+        422: err("invalid name, partitions, replication factor or config"),
+      },
+    }),
+    async (c) => {
+      const body = valid(c, "json", CreateTopic);
+      const validateOnly = c.req.query("validate_only") === "true";
+      await broker.partitions.createTopic(
+        body.name,
+        body.partitions ?? -1,
+        body.replication_factor ?? -1,
+        body.configs ?? {},
+        validateOnly,
+      );
+      if (validateOnly) return c.json({ name: body.name, validated: true });
+      return c.json(existing(body.name), 201);
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/topics/{topic}",
+      tags: ["topics"],
+      summary:
+        "Describe a topic: per partition leader, replicas, ISR, log start, high watermark, size",
+      request: { params: TopicParams },
+      responses: { 200: jsonOk(TopicDescription), ...commonErrors },
+    }),
+    (c) => c.json(existing(valid(c, "param", TopicParams).topic)),
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "delete",
+      path: "/topics/{topic}",
+      tags: ["topics"],
+      summary: "Delete a topic and its data",
+      request: { params: TopicParams },
+      responses: { 204: { description: "deleted" }, ...commonErrors },
+    }),
+    async (c) => {
+      await broker.partitions.deleteTopic(valid(c, "param", TopicParams).topic);
+      return c.body(null, 204);
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/topics/{topic}/configs",
+      tags: ["topics"],
+      summary: "Every config of a topic with its value and source",
+      request: { params: TopicParams },
+      responses: {
+        200: jsonOk(z.array(z.object({
+          name: z.string(),
+          value: z.string().nullable(),
+          source: z.string(),
+          is_default: z.boolean(),
+        }))),
+        ...commonErrors,
+      },
+    }),
+    (c) => {
+      const { topic } = valid(c, "param", TopicParams);
+      existing(topic);
+      return c.json(
+        broker.meta.describeTopicConfigs(topic).map((d) => ({
+          name: d.name,
+          value: d.value,
+          source: d.source,
+          is_default: d.isDefault,
+        })),
+      );
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "patch",
+      path: "/topics/{topic}/configs",
+      tags: ["topics"],
+      summary: "Alter topic configs (null or delete resets to the default)",
+      request: {
+        params: TopicParams,
+        query: ValidateOnly,
+        body: { required: true, content: { "application/json": { schema: AlterConfigs } } },
+      },
+      responses: { 200: jsonOk(TopicDescription), ...commonErrors, 422: err("invalid config") },
+    }),
+    async (c) => {
+      const { topic } = valid(c, "param", TopicParams);
+      const body = valid(c, "json", AlterConfigs) as Record<string, unknown>;
+      existing(topic);
+      let set: Record<string, string> = {};
+      let del: string[] = [];
+      if ("set" in body || "delete" in body) {
+        set = (body.set as Record<string, string> | undefined) ?? {};
+        del = (body.delete as string[] | undefined) ?? [];
+      } else {
+        for (const [k, v] of Object.entries(body)) {
+          if (v === null) del.push(k);
+          else set[k] = String(v);
+        }
+      }
+      await broker.partitions.alterTopicConfigs(
+        topic,
+        set,
+        del,
+        c.req.query("validate_only") === "true",
+      );
+      return c.json(existing(topic));
+    },
+  );
+
+  const AddPartitions = z.object({
+    count: z.number().int().min(1).max(1_000_000).openapi({ description: "the new total" }),
+  }).strict();
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/topics/{topic}/partitions",
+      tags: ["topics"],
+      summary: "Add partitions (count is the new total)",
+      request: {
+        params: TopicParams,
+        query: ValidateOnly,
+        body: { required: true, content: { "application/json": { schema: AddPartitions } } },
+      },
+      responses: { 200: jsonOk(TopicDescription), ...commonErrors, 422: err("invalid count") },
+    }),
+    async (c) => {
+      const { topic } = valid(c, "param", TopicParams);
+      const { count } = valid(c, "json", AddPartitions);
+      existing(topic);
+      await broker.partitions.createPartitions(
+        topic,
+        count,
+        c.req.query("validate_only") === "true",
+      );
+      return c.json(existing(topic));
+    },
+  );
 }

@@ -1,0 +1,319 @@
+// Consumer groups admin over HTTP: list, describe (members, assignment, committed offset, end
+// offset, lag), reset the offsets of an inactive group, delete. The groups are the ones Kafka
+// clients join; the member endpoints are in members.ts.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Broker } from "../broker.ts";
+import { decodeAssignment, type TopicPartitions } from "../groups/index.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
+import { type HttpContext, on } from "./app.ts";
+import { badRequest, HttpError, kafkaError, notFound, topicNotFound } from "./errors.ts";
+import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
+import { offsetForTime } from "./render.ts";
+
+export interface GroupOffsetRow {
+  topic: string;
+  partition: number;
+  committed_offset: number | null;
+  end_offset: number | null;
+  lag: number | null;
+  metadata: string | null;
+}
+
+function endOffset(broker: Broker, topic: string, partition: number): number | null {
+  return broker.partitions.has(topic, partition)
+    ? broker.partitions.highWatermark(topic, partition)
+    : null;
+}
+
+/** Committed offsets of a group (plus partitions assigned but not yet committed) with lag. */
+export function groupOffsets(
+  broker: Broker,
+  groupId: string,
+  assigned: TopicPartitions[] = [],
+): GroupOffsetRow[] {
+  const rows = new Map<string, GroupOffsetRow>();
+  const add = (
+    topic: string,
+    partition: number,
+    committed: number | null,
+    metadata: string | null,
+  ) => {
+    const end = endOffset(broker, topic, partition);
+    rows.set(`${topic}\u0000${partition}`, {
+      topic,
+      partition,
+      committed_offset: committed,
+      end_offset: end,
+      lag: end === null ? null : Math.max(0, end - (committed ?? 0)),
+      metadata,
+    });
+  };
+  for (const tp of assigned) for (const p of tp.partitions) add(tp.topic, p, null, null);
+  const fetched = broker.groups.coordinator.fetchOffsets(groupId, null);
+  for (const t of fetched.topics) {
+    for (const p of t.partitions) {
+      if (p.offset >= 0) add(t.name, p.partition, p.offset, p.metadata || null);
+    }
+  }
+  return [...rows.values()].sort((a, b) =>
+    a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition
+  );
+}
+
+export function assignmentOf(bytes: Uint8Array): TopicPartitions[] {
+  if (bytes.length === 0) return [];
+  const a = decodeAssignment(bytes);
+  return a.ok ? a.value.assignedPartitions : [];
+}
+
+export function describeGroup(broker: Broker, groupId: string) {
+  const d = broker.groups.coordinator.describeGroup(groupId);
+  const members = d.members.map((m) => ({
+    member_id: m.memberId,
+    group_instance_id: m.groupInstanceId,
+    client_id: m.clientId,
+    client_host: m.clientHost,
+    assignment: assignmentOf(m.assignment),
+  }));
+  const offsets = groupOffsets(broker, groupId, members.flatMap((m) => m.assignment));
+  if (d.state === "Dead" && offsets.length === 0) return undefined;
+  return {
+    group_id: groupId,
+    state: d.state,
+    protocol_type: d.protocolType,
+    protocol: d.protocolData,
+    generation_id: d.generation,
+    leader: d.leader,
+    members,
+    offsets,
+    lag: offsets.reduce((n, o) => n + (o.lag ?? 0), 0),
+  };
+}
+
+const TP = z.object({ topic: z.string(), partitions: z.array(z.number().int()) });
+const GroupDescription = z.object({
+  group_id: z.string(),
+  state: z.string(),
+  protocol_type: z.string(),
+  protocol: z.string(),
+  generation_id: z.number().int(),
+  leader: z.string().nullable(),
+  members: z.array(z.object({
+    member_id: z.string(),
+    group_instance_id: z.string().nullable(),
+    client_id: z.string(),
+    client_host: z.string(),
+    assignment: z.array(TP),
+  })),
+  offsets: z.array(z.object({
+    topic: z.string(),
+    partition: z.number().int(),
+    committed_offset: z.number().int().nullable(),
+    end_offset: z.number().int().nullable(),
+    lag: z.number().int().nullable(),
+    metadata: z.string().nullable(),
+  })),
+  lag: z.number().int(),
+}).openapi("Group");
+
+const ResetBody = z.object({
+  to: z.enum(["earliest", "latest", "timestamp", "offsets"]),
+  timestamp: z.union([z.number().int().min(0), z.string().max(64)]).optional().openapi({
+    description: "with to=timestamp: epoch ms or ISO-8601",
+  }),
+  topics: z.array(z.string().min(1).max(249)).max(10_000).optional().openapi({
+    description: "topics to reset (default: every topic the group has offsets for)",
+  }),
+  offsets: z.array(z.object({
+    topic: z.string().min(1).max(249),
+    partition: z.number().int().min(0),
+    offset: z.number().int().min(0),
+  })).max(100_000).optional().openapi({ description: "with to=offsets" }),
+  dry_run: z.boolean().optional(),
+}).strict().openapi("ResetOffsets");
+
+const err = (d: string) => ({
+  description: d,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+
+export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/groups",
+      tags: ["groups"],
+      summary: "List consumer groups",
+      responses: {
+        200: jsonOk(z.array(z.object({
+          group_id: z.string(),
+          state: z.string(),
+          protocol_type: z.string(),
+          members: z.number().int(),
+        }))),
+        ...commonErrors,
+      },
+    }),
+    (c) =>
+      c.json(
+        broker.groups.coordinator.listGroups().map((g) => ({
+          group_id: g.groupId,
+          state: g.state,
+          protocol_type: g.protocolType,
+          members: broker.groups.coordinator.describeGroup(g.groupId).members.length,
+        })),
+      ),
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/groups/{group}",
+      tags: ["groups"],
+      summary: "Describe a group: members, assignment, committed offset, end offset and lag",
+      request: { params: GroupParams },
+      responses: { 200: jsonOk(GroupDescription), ...commonErrors },
+    }),
+    (c) => {
+      const { group } = valid(c, "param", GroupParams);
+      const d = describeGroup(broker, group);
+      if (!d) throw notFound(`group ${group} not found`, 40404);
+      return c.json(d);
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "delete",
+      path: "/groups/{group}",
+      tags: ["groups"],
+      summary: "Delete an inactive group and its offsets",
+      request: { params: GroupParams },
+      responses: {
+        204: { description: "deleted" },
+        ...commonErrors,
+        409: err("the group has members"),
+      },
+    }),
+    async (c) => {
+      const { group } = valid(c, "param", GroupParams);
+      const r = await broker.groups.request({ type: "deleteGroups", groupIds: [group] });
+      const code = r.kind === "deleteGroups" ? r.results[0]?.errorCode ?? 0 : -1;
+      if (code !== 0) throw kafkaError(code, `cannot delete group ${group}`);
+      return c.body(null, 204);
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/groups/{group}/offsets/reset",
+      tags: ["groups"],
+      summary: "Reset the offsets of an inactive group (earliest, latest, a time or explicit)",
+      request: {
+        params: GroupParams,
+        body: { required: true, content: { "application/json": { schema: ResetBody } } },
+      },
+      responses: {
+        200: jsonOk(z.object({
+          offsets: z.array(z.object({
+            topic: z.string(),
+            partition: z.number().int(),
+            offset: z.number().int(),
+          })),
+          dry_run: z.boolean(),
+        })),
+        ...commonErrors,
+        409: err("the group has active members"),
+      },
+    }),
+    async (c) => {
+      const { group } = valid(c, "param", GroupParams);
+      const body = valid(c, "json", ResetBody);
+      const d = broker.groups.coordinator.describeGroup(group);
+      if (d.state !== "Empty" && d.state !== "Dead") {
+        throw kafkaError(
+          ErrorCode.NON_EMPTY_GROUP,
+          `group ${group} is ${d.state} with ${d.members.length} member(s); offsets can only be reset while it is inactive`,
+        );
+      }
+      const targets: { topic: string; partition: number; offset: number }[] = [];
+      if (body.to === "offsets") {
+        if (!body.offsets?.length) {
+          throw badRequest("to=offsets needs offsets: [{topic, partition, offset}]");
+        }
+        for (const o of body.offsets) {
+          if (!broker.partitions.has(o.topic, o.partition)) {
+            throw new HttpError(404, 40402, `partition ${o.topic}-${o.partition} not found`, 3);
+          }
+          targets.push(o);
+        }
+      } else {
+        const topics = body.topics ??
+          [...new Set(groupOffsets(broker, group).map((o) => o.topic))];
+        if (topics.length === 0) {
+          throw badRequest("the group has no offsets yet: name the topics to reset");
+        }
+        let ts = 0;
+        if (body.to === "timestamp") {
+          const t = body.timestamp;
+          ts = typeof t === "number" ? t : t !== undefined ? Date.parse(t) : NaN;
+          if (Number.isNaN(ts)) {
+            throw badRequest("to=timestamp needs timestamp (epoch ms or ISO-8601)");
+          }
+        }
+        for (const name of topics) {
+          const t = broker.meta.getTopic(name);
+          if (!t) throw topicNotFound(name);
+          for (const p of t.partitions) {
+            const st = broker.partitions.partition(name, p.partition);
+            const offset = body.to === "earliest"
+              ? st.log.logStartOffset()
+              : body.to === "latest"
+              ? broker.partitions.highWatermark(name, p.partition)
+              : offsetForTime(broker, name, p.partition, ts);
+            targets.push({ topic: name, partition: p.partition, offset });
+          }
+        }
+      }
+      if (!body.dry_run) {
+        const byTopic = new Map<string, { partition: number; offset: number }[]>();
+        for (const o of targets) {
+          const l = byTopic.get(o.topic) ?? [];
+          l.push({ partition: o.partition, offset: o.offset });
+          byTopic.set(o.topic, l);
+        }
+        // A standalone commit (generation -1): allowed only while the group has no members.
+        const r = await broker.groups.request({
+          type: "offsetCommit",
+          groupId: group,
+          generationId: -1,
+          memberId: "",
+          groupInstanceId: null,
+          retentionTimeMs: -1,
+          topics: [...byTopic].map(([name, ps]) => ({
+            name,
+            partitions: ps.map((p) => ({ ...p, leaderEpoch: -1, metadata: null })),
+          })),
+        });
+        if (r.kind === "offsetCommit") {
+          for (const t of r.topics) {
+            for (const p of t.partitions) {
+              if (p.errorCode !== 0) {
+                throw kafkaError(
+                  p.errorCode,
+                  `cannot reset ${t.name}-${p.partition} of group ${group}`,
+                );
+              }
+            }
+          }
+        }
+      }
+      return c.json({ offsets: targets, dry_run: body.dry_run ?? false });
+    },
+  );
+}

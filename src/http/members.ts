@@ -1,0 +1,469 @@
+// HTTP members of consumer groups (the same groups Kafka clients join). A member joins with a set
+// of topics and gets an assignment (the broker runs the assignor when an HTTP member leads);
+// every fetch and commit carries member id and generation and counts as a heartbeat. Positions
+// are the committed offsets plus a cursor the client holds, so any broker can serve the next
+// request and a broker restart loses nothing.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Broker } from "../broker.ts";
+import {
+  BROKER_ASSIGNOR_NAMES,
+  CONSUMER_PROTOCOL_TYPE,
+  encodeSubscription,
+  type TopicPartitions,
+} from "../groups/index.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
+import { type HttpContext, on } from "./app.ts";
+import { badRequest, kafkaError, topicNotFound } from "./errors.ts";
+import {
+  commonErrors,
+  ErrorSchema,
+  Format,
+  GroupParams,
+  intQuery,
+  jsonOk,
+  RecordOut,
+  valid,
+  z,
+} from "./schemas.ts";
+import { assignmentOf } from "./groups.ts";
+import { collect, recordBytes, renderRecord, resolveFrom } from "./render.ts";
+import { clientSignal, MAX_WAIT_MS } from "./read.ts";
+import { OffsetOutOfRangeError } from "../storage/index.ts";
+
+/** HTTP members heartbeat only when they call: a longer default session than Kafka's 45 s. */
+const DEFAULT_SESSION_MS = 60_000;
+const MAX_JOIN_ATTEMPTS = 5;
+/**
+ * Protocols an HTTP member offers: the broker's assignors, then names Kafka clients use by default
+ * (kafkajs offers only "RoundRobinAssigner"), so mixed groups find a common protocol. When an HTTP
+ * member leads under a protocol the broker does not know, it assigns with range.
+ */
+const HTTP_PROTOCOLS = [...new Set([...BROKER_ASSIGNOR_NAMES, "RoundRobinAssigner"])];
+
+type Positions = Map<string, Map<number, number>>;
+
+/** The client-held cursor: base64url JSON {"topic": {"partition": nextOffset}}. */
+export function encodeCursor(pos: Positions): string {
+  const o: Record<string, Record<string, number>> = {};
+  for (const [t, ps] of pos) o[t] = Object.fromEntries([...ps].map(([p, n]) => [String(p), n]));
+  return Buffer.from(JSON.stringify(o)).toString("base64url");
+}
+
+export function decodeCursor(s: string): Positions {
+  const bad = () => badRequest("cursor is not one this API issued");
+  let o: unknown;
+  try {
+    o = JSON.parse(Buffer.from(s, "base64url").toString("utf8"));
+  } catch {
+    throw bad();
+  }
+  if (o === null || typeof o !== "object" || Array.isArray(o)) throw bad();
+  const out: Positions = new Map();
+  for (const [t, ps] of Object.entries(o)) {
+    if (ps === null || typeof ps !== "object" || Array.isArray(ps)) throw bad();
+    const m = new Map<number, number>();
+    for (const [p, n] of Object.entries(ps as Record<string, unknown>)) {
+      if (!/^\d{1,9}$/.test(p) || typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
+        throw bad();
+      }
+      m.set(Number(p), n);
+    }
+    out.set(t, m);
+  }
+  return out;
+}
+
+const MemberAuth = z.object({
+  member_id: z.string().min(1).max(1000),
+  generation_id: z.coerce.number().int().min(-1).max(2_147_483_647),
+});
+
+const JoinBody = z.object({
+  topics: z.array(z.string().min(1).max(249)).min(1).max(10_000),
+  member_id: z.string().max(1000).optional().openapi({ description: "rejoin as this member" }),
+  client_id: z.string().max(255).optional(),
+  session_timeout_ms: z.number().int().min(1).max(3_600_000).optional().openapi({
+    description: "removed after this long without a request (default 60000)",
+  }),
+  rebalance_timeout_ms: z.number().int().min(1).max(3_600_000).optional(),
+}).strict().openapi("JoinGroup");
+
+const TP = z.object({ topic: z.string(), partitions: z.array(z.number().int()) });
+const JoinResponse = z.object({
+  member_id: z.string(),
+  generation_id: z.number().int(),
+  protocol: z.string().nullable(),
+  leader: z.string(),
+  assignment: z.array(TP),
+}).openapi("Membership");
+
+const FetchQuery = MemberAuth.extend({
+  cursor: z.string().max(4_000_000).optional().openapi({
+    description: "the cursor of the previous fetch (positions not yet committed)",
+  }),
+  max_wait_ms: intQuery(0, MAX_WAIT_MS, "long-poll: wait this long for a first record (default 0)"),
+  limit: intQuery(1, 10_000, "at most this many records (default 500)"),
+  max_bytes: intQuery(1, 64 * 1024 * 1024, "about this many bytes of log (default 1 MiB)"),
+  reset: z.enum(["earliest", "latest"]).optional().openapi({
+    description: "where to start a partition without a committed offset (default earliest)",
+  }),
+  format: Format,
+});
+
+const CommitBody = MemberAuth.extend({
+  offsets: z.array(z.object({
+    topic: z.string().min(1).max(249),
+    partition: z.number().int().min(0),
+    offset: z.number().int().min(0),
+    metadata: z.string().max(4096).nullable().optional(),
+  })).max(100_000).optional(),
+  cursor: z.string().max(4_000_000).optional().openapi({ description: "commit these positions" }),
+}).strict().openapi("Commit");
+
+const err = (d: string) => ({
+  description: d,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+const memberErrors = {
+  ...commonErrors,
+  409: err("stale generation or rebalance in progress: join again with your member_id"),
+};
+
+/** The implicit heartbeat of every member request: refuses unknown members and stale generations. */
+async function heartbeat(broker: Broker, group: string, memberId: string, generation: number) {
+  const r = await broker.groups.request({
+    type: "heartbeat",
+    groupId: group,
+    generationId: generation,
+    memberId,
+    groupInstanceId: null,
+  });
+  const code = r.kind === "heartbeat" ? r.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR;
+  if (code !== 0) {
+    throw kafkaError(code, `member ${memberId} of group ${group} (generation ${generation})`);
+  }
+}
+
+function memberAssignment(broker: Broker, group: string, memberId: string): TopicPartitions[] {
+  const d = broker.groups.coordinator.describeGroup(group);
+  const m = d.members.find((x) => x.memberId === memberId);
+  return m ? assignmentOf(m.assignment) : [];
+}
+
+export function memberRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/groups/{group}/members",
+      tags: ["group members"],
+      summary: "Join a group for a set of topics; answers once the group has rebalanced",
+      request: {
+        params: GroupParams,
+        body: { required: true, content: { "application/json": { schema: JoinBody } } },
+      },
+      responses: { 200: jsonOk(JoinResponse), ...memberErrors },
+    }),
+    async (c) => {
+      const { group } = valid(c, "param", GroupParams);
+      const body = valid(c, "json", JoinBody);
+      for (const t of body.topics) if (!broker.meta.getTopic(t)) throw topicNotFound(t);
+      const metadata = encodeSubscription({
+        version: 0,
+        topics: [...new Set(body.topics)].sort(),
+        userData: null,
+        ownedPartitions: [],
+        generationId: -1,
+        rackId: null,
+      });
+      const session = body.session_timeout_ms ?? DEFAULT_SESSION_MS;
+      // A client that hangs up mid-rebalance must not keep a pending join in the group.
+      const connection = {};
+      const signal = clientSignal(c.req.raw);
+      const onAbort = () => broker.groups.disconnected(connection);
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        let memberId = body.member_id ?? "";
+        for (let attempt = 0; attempt < MAX_JOIN_ATTEMPTS; attempt++) {
+          const j = await broker.groups.request({
+            type: "join",
+            groupId: group,
+            memberId,
+            groupInstanceId: null,
+            clientId: body.client_id ?? "http",
+            clientHost: c.req.header("x-forwarded-for") ?? "http",
+            sessionTimeoutMs: session,
+            rebalanceTimeoutMs: body.rebalance_timeout_ms ?? session,
+            protocolType: CONSUMER_PROTOCOL_TYPE,
+            protocols: HTTP_PROTOCOLS.map((name) => ({ name, metadata })),
+            requireKnownMemberId: false,
+            brokerAssigns: true,
+          }, connection);
+          if (j.kind !== "join") throw kafkaError(-1, "unexpected coordinator answer");
+          if (j.errorCode === ErrorCode.UNKNOWN_MEMBER_ID && memberId !== "") {
+            memberId = ""; // expired: join as a new member
+            continue;
+          }
+          if (j.errorCode !== 0) throw kafkaError(j.errorCode, `cannot join group ${group}`);
+          memberId = j.memberId;
+          const s = await broker.groups.request({
+            type: "sync",
+            groupId: group,
+            generationId: j.generationId,
+            memberId,
+            groupInstanceId: null,
+            protocolType: CONSUMER_PROTOCOL_TYPE,
+            protocolName: j.protocolName,
+            assignments: [],
+          }, connection);
+          if (s.kind !== "sync") throw kafkaError(-1, "unexpected coordinator answer");
+          if (s.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) continue;
+          if (s.errorCode !== 0) throw kafkaError(s.errorCode, `cannot join group ${group}`);
+          return c.json({
+            member_id: memberId,
+            generation_id: j.generationId,
+            protocol: j.protocolName,
+            leader: j.leader,
+            assignment: assignmentOf(s.assignment),
+          });
+        }
+        throw kafkaError(ErrorCode.REBALANCE_IN_PROGRESS, `group ${group} kept rebalancing`);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/groups/{group}/records",
+      tags: ["group members"],
+      summary: "Fetch the member's assigned partitions from committed offsets plus the cursor",
+      request: { params: GroupParams, query: FetchQuery },
+      responses: {
+        200: jsonOk(z.object({
+          records: z.array(RecordOut),
+          cursor: z.string(),
+          positions: z.array(
+            z.object({ topic: z.string(), partition: z.number(), offset: z.number() }),
+          ),
+        })),
+        ...memberErrors,
+      },
+    }),
+    async (c) => {
+      const { group } = valid(c, "param", GroupParams);
+      const q = valid(c, "query", FetchQuery);
+      await heartbeat(broker, group, q.member_id, q.generation_id);
+      const assigned = memberAssignment(broker, group, q.member_id);
+      const held = q.cursor ? decodeCursor(q.cursor) : new Map();
+      const committed = broker.groups.coordinator.fetchOffsets(
+        group,
+        assigned.map((a) => ({ name: a.topic, partitions: a.partitions })),
+      );
+      const pos: Positions = new Map();
+      const slots: { topic: string; partition: number }[] = [];
+      for (const t of committed.topics) {
+        const m = new Map<number, number>();
+        for (const p of t.partitions) {
+          if (!broker.partitions.has(t.name, p.partition)) continue;
+          const fromCursor = held.get(t.name)?.get(p.partition);
+          m.set(
+            p.partition,
+            fromCursor ??
+              (p.offset >= 0
+                ? p.offset
+                : resolveFrom(broker, t.name, p.partition, q.reset ?? "earliest")!),
+          );
+          slots.push({ topic: t.name, partition: p.partition });
+        }
+        pos.set(t.name, m);
+      }
+      const limit = q.limit ?? 500;
+      const maxBytes = q.max_bytes ?? 1024 * 1024;
+      const format = q.format ?? "json";
+      const out: ReturnType<typeof renderRecord>[] = [];
+      const readOnce = () => {
+        for (const { topic, partition } of slots) {
+          if (out.length >= limit) break;
+          const m = pos.get(topic)!;
+          let got;
+          try {
+            got = collect(
+              broker,
+              topic,
+              partition,
+              m.get(partition)!,
+              limit - out.length,
+              maxBytes,
+            );
+          } catch (e) {
+            // Retention passed the position: continue from the log start (auto.offset.reset).
+            if (!(e instanceof OffsetOutOfRangeError)) throw e;
+            const st = broker.partitions.partition(topic, partition);
+            m.set(partition, st.log.logStartOffset());
+            continue;
+          }
+          m.set(partition, got.next);
+          for (const r of got.records) out.push(renderRecord(topic, partition, r, format));
+          metrics.consumed(
+            topic,
+            got.records.length,
+            got.records.reduce((n, r) => n + recordBytes(r), 0),
+          );
+        }
+      };
+      readOnce();
+      const wait = q.max_wait_ms ?? 0;
+      if (out.length === 0 && wait > 0 && slots.length > 0) {
+        const ac = new AbortController();
+        const sig = clientSignal(c.req.raw);
+        sig.addEventListener("abort", () => ac.abort(), { once: true });
+        try {
+          await Promise.race(slots.map(({ topic, partition }) =>
+            broker.partitions.waitForData(
+              topic,
+              partition,
+              pos.get(topic)!.get(partition)!,
+              wait,
+              ac.signal,
+            ).catch(() => false)
+          ));
+        } finally {
+          ac.abort();
+        }
+        readOnce();
+      }
+      const positions = slots.map(({ topic, partition }) => ({
+        topic,
+        partition,
+        offset: pos.get(topic)!.get(partition)!,
+      }));
+      return c.json({ records: out, cursor: encodeCursor(pos), positions });
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/groups/{group}/offsets",
+      tags: ["group members"],
+      summary: "Commit offsets (explicit, or the positions of a cursor)",
+      request: {
+        params: GroupParams,
+        body: { required: true, content: { "application/json": { schema: CommitBody } } },
+      },
+      responses: {
+        200: jsonOk(z.object({
+          offsets: z.array(
+            z.object({ topic: z.string(), partition: z.number(), offset: z.number() }),
+          ),
+        })),
+        ...memberErrors,
+      },
+    }),
+    async (c) => {
+      const { group } = valid(c, "param", GroupParams);
+      const body = valid(c, "json", CommitBody);
+      const list: { topic: string; partition: number; offset: number; metadata?: string | null }[] =
+        [...(body.offsets ?? [])];
+      if (body.cursor) {
+        for (const [topic, ps] of decodeCursor(body.cursor)) {
+          for (const [partition, offset] of ps) list.push({ topic, partition, offset });
+        }
+      }
+      if (list.length === 0) throw badRequest("nothing to commit: give offsets or a cursor");
+      const byTopic = new Map<
+        string,
+        { partition: number; offset: number; leaderEpoch: number; metadata: string | null }[]
+      >();
+      for (const o of list) {
+        const l = byTopic.get(o.topic) ?? [];
+        l.push({
+          partition: o.partition,
+          offset: o.offset,
+          leaderEpoch: -1,
+          metadata: o.metadata ?? null,
+        });
+        byTopic.set(o.topic, l);
+      }
+      const r = await broker.groups.request({
+        type: "offsetCommit",
+        groupId: group,
+        generationId: body.generation_id,
+        memberId: body.member_id,
+        groupInstanceId: null,
+        retentionTimeMs: -1,
+        topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+      });
+      if (r.kind !== "offsetCommit") throw kafkaError(-1, "unexpected coordinator answer");
+      for (const t of r.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0) {
+            throw kafkaError(
+              p.errorCode,
+              `commit of ${t.name}-${p.partition} refused for member ${body.member_id} (generation ${body.generation_id})`,
+            );
+          }
+        }
+      }
+      // A successful commit proves the member alive: keep its session.
+      await heartbeat(broker, group, body.member_id, body.generation_id).catch(() => {});
+      return c.json({
+        offsets: list.map(({ topic, partition, offset }) => ({ topic, partition, offset })),
+      });
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/groups/{group}/members/{member}/heartbeat",
+      tags: ["group members"],
+      summary: "Keep a member alive between fetches",
+      request: {
+        params: GroupParams.extend({
+          member: z.string().min(1).max(1000).openapi({ param: { name: "member", in: "path" } }),
+        }),
+        query: z.object({ generation_id: z.coerce.number().int().min(-1).max(2_147_483_647) }),
+      },
+      responses: { 200: jsonOk(z.object({ ok: z.boolean() })), ...memberErrors },
+    }),
+    async (c) => {
+      const { group, member } = c.req.param() as { group: string; member: string };
+      await heartbeat(broker, group, member, Number(c.req.query("generation_id")));
+      return c.json({ ok: true });
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "delete",
+      path: "/groups/{group}/members/{member}",
+      tags: ["group members"],
+      summary: "Leave the group (its partitions go to the other members)",
+      request: {
+        params: GroupParams.extend({
+          member: z.string().min(1).max(1000).openapi({ param: { name: "member", in: "path" } }),
+        }),
+      },
+      responses: { 204: { description: "left" }, ...memberErrors },
+    }),
+    async (c) => {
+      const { group, member } = c.req.param() as { group: string; member: string };
+      const r = await broker.groups.request({
+        type: "leave",
+        groupId: group,
+        members: [{ memberId: member, groupInstanceId: null }],
+      });
+      const code = r.kind === "leave" ? (r.errorCode || r.members[0]?.errorCode || 0) : -1;
+      if (code !== 0) throw kafkaError(code, `member ${member} cannot leave group ${group}`);
+      return c.body(null, 204);
+    },
+  );
+}

@@ -1,0 +1,382 @@
+// Produce over HTTP: the curl-first `POST /topics/{t}/records` (JSON object, array,
+// {"records": [...]}, NDJSON, text lines, raw bytes) and Confluent REST v2 `POST /topics/{t}`
+// (application/vnd.kafka.{json,binary}.v2+json). Records become RecordBatch v2 here, so the log
+// stores the same bytes a Kafka client would have sent.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Acks } from "../core/partition-manager.ts";
+import { partitionForKey } from "../core/partitioner.ts";
+import { encodeRecordBatch, type RecordInput } from "../protocol/record-batch.ts";
+import { type HttpContext, on } from "./app.ts";
+import { badRequest, topicNotFound } from "./errors.ts";
+import {
+  commonErrors,
+  ErrorSchema,
+  jsonOk,
+  PartitionParams,
+  TopicParams,
+  valid,
+  z,
+} from "./schemas.ts";
+
+const enc = new TextEncoder();
+
+/** How JSON keys/values become bytes: curl-first (strings raw), base64, or v2 json (all JSON text). */
+type InFormat = "json" | "text" | "base64" | "v2json";
+
+function parseAcks(v: string | undefined): Acks {
+  if (v === undefined || v === "all" || v === "-1") return -1;
+  if (v === "1") return 1;
+  return 0;
+}
+
+function decodeBase64(s: string, what: string): Uint8Array {
+  if (s.length % 4 === 1 || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(s)) {
+    throw badRequest(`${what} is not valid base64`);
+  }
+  return Buffer.from(s, s.includes("-") || s.includes("_") ? "base64url" : "base64");
+}
+
+function toBytes(v: unknown, format: InFormat, what: string): Uint8Array | null {
+  if (v === undefined || v === null) return null;
+  if (format === "v2json") return enc.encode(JSON.stringify(v));
+  if (typeof v === "string") return format === "base64" ? decodeBase64(v, what) : enc.encode(v);
+  if (format === "base64") throw badRequest(`${what} must be a base64 string with format=base64`);
+  return enc.encode(JSON.stringify(v));
+}
+
+interface ProduceRecord {
+  partition?: number;
+  input: RecordInput;
+}
+
+const FIELDS = new Set(["key", "value", "headers", "timestamp", "partition"]);
+/** Bounds the records of one request (a 64 MiB body of empty records would be millions). */
+const MAX_RECORDS = 100_000;
+
+function parseRecord(r: unknown, i: number, format: InFormat): ProduceRecord {
+  if (r === null || typeof r !== "object" || Array.isArray(r)) {
+    throw badRequest(`records[${i}] must be an object`);
+  }
+  const o = r as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (!FIELDS.has(k)) {
+      throw badRequest(
+        `records[${i}] has an unknown field ${
+          JSON.stringify(k)
+        } (expected key, value, headers, timestamp, partition)`,
+      );
+    }
+  }
+  let partition: number | undefined;
+  if (o.partition !== undefined && o.partition !== null) {
+    if (typeof o.partition !== "number" || !Number.isInteger(o.partition) || o.partition < 0) {
+      throw badRequest(`records[${i}].partition must be an integer ≥ 0`);
+    }
+    partition = o.partition;
+  }
+  let timestamp: number | undefined;
+  if (o.timestamp !== undefined && o.timestamp !== null) {
+    if (typeof o.timestamp === "number" && Number.isSafeInteger(o.timestamp) && o.timestamp >= 0) {
+      timestamp = o.timestamp;
+    } else if (typeof o.timestamp === "string" && !Number.isNaN(Date.parse(o.timestamp))) {
+      timestamp = Date.parse(o.timestamp);
+    } else {
+      throw badRequest(`records[${i}].timestamp must be epoch milliseconds or an ISO-8601 time`);
+    }
+  }
+  const headers: { key: string; value: Uint8Array | null }[] = [];
+  if (o.headers !== undefined && o.headers !== null) {
+    let list: (readonly [string, unknown])[];
+    if (Array.isArray(o.headers)) {
+      list = o.headers.map((h, j) => {
+        const hk = h !== null && typeof h === "object" ? (h as { key?: unknown }).key : undefined;
+        if (typeof hk !== "string") {
+          throw badRequest(`records[${i}].headers[${j}] must be {"key": string, "value": …}`);
+        }
+        return [hk, (h as { value?: unknown }).value] as const;
+      });
+    } else if (typeof o.headers === "object") {
+      list = Object.entries(o.headers as Record<string, unknown>);
+    } else {
+      throw badRequest(`records[${i}].headers must be an object or an array of {key, value}`);
+    }
+    // Header values are text unless the whole request is base64.
+    const hf = format === "base64" ? "base64" : "text";
+    for (const [k, v] of list) {
+      headers.push({ key: k, value: toBytes(v, hf, `records[${i}].headers.${k}`) });
+    }
+  }
+  return {
+    partition,
+    input: {
+      key: toBytes(o.key, format, `records[${i}].key`),
+      value: toBytes(o.value, format, `records[${i}].value`),
+      headers,
+      timestamp,
+    },
+  };
+}
+
+function parseJsonText(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`${what} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+async function parseProduceBody(c: Context, format: InFormat): Promise<ProduceRecord[]> {
+  const type = (c.req.header("content-type") ?? "application/json").split(";")[0].trim()
+    .toLowerCase();
+  if (type === "application/x-ndjson" || type === "application/jsonl") {
+    const lines = (await c.req.text()).split("\n").filter((l) => l.trim() !== "");
+    if (lines.length > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
+    return lines.map((l, i) => parseRecord(parseJsonText(l, `line ${i + 1}`), i, format));
+  }
+  if (type === "text/plain") {
+    const text = await c.req.text();
+    const lines = text.split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    if (lines.length > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
+    const key = c.req.query("key");
+    return lines.map((l) => ({
+      input: {
+        key: key === undefined ? null : enc.encode(key),
+        value: enc.encode(l.endsWith("\r") ? l.slice(0, -1) : l),
+        headers: [],
+      },
+    }));
+  }
+  if (type === "application/octet-stream") {
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    const key = c.req.query("key") ?? c.req.header("kafka-key");
+    return [{
+      input: { key: key === undefined ? null : enc.encode(key), value: bytes, headers: [] },
+    }];
+  }
+  // JSON: the validator has parsed it already (the body is cached).
+  const body = parseJsonText(await c.req.text(), "the body");
+  const list = Array.isArray(body) ? body : body !== null && typeof body === "object" &&
+      Array.isArray((body as { records?: unknown }).records)
+    ? (body as { records: unknown[] }).records
+    : [body];
+  if (list.length > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
+  return list.map((r, i) => parseRecord(r, i, format));
+}
+
+const ProduceQuery = z.object({
+  acks: z.enum(["0", "1", "all", "-1"]).optional().openapi({
+    description: "0: no wait; 1: written; all (default): synced to disk on the in-sync replicas",
+  }),
+  format: z.enum(["json", "text", "base64"]).optional().openapi({
+    description: "base64: keys, values and header values are base64 strings",
+  }),
+  key: z.string().max(1_000_000).optional().openapi({
+    description: "the key of every record (text/plain and application/octet-stream bodies)",
+  }),
+});
+
+const RecordIn = z.object({
+  key: z.unknown().optional(),
+  value: z.unknown().optional(),
+  headers: z.unknown().optional(),
+  timestamp: z.union([z.number(), z.string()]).nullable().optional(),
+  partition: z.number().int().min(0).nullable().optional(),
+}).openapi("RecordIn");
+
+const ProduceBody = z.union([
+  z.array(z.unknown()).openapi({ description: "an array of records" }),
+  z.object({ records: z.array(z.unknown()) }).passthrough(),
+  z.record(z.string(), z.unknown()).openapi({ description: "one record" }),
+]).openapi({ description: "one record, an array of records or {records: [...]}" });
+
+const ProduceResponse = z.object({
+  offsets: z.array(z.object({
+    partition: z.number().int(),
+    offset: z.number().int().nullable(),
+  })),
+}).openapi("ProduceResult");
+
+const V2Record = z.object({
+  key: z.unknown().optional(),
+  value: z.unknown().optional(),
+  partition: z.number().int().min(0).nullable().optional(),
+});
+const V2Body = z.object({
+  records: z.array(V2Record).min(1).max(MAX_RECORDS),
+  key_schema: z.string().optional(),
+  key_schema_id: z.number().optional(),
+  value_schema: z.string().optional(),
+  value_schema_id: z.number().optional(),
+}).openapi("V2ProduceRequest");
+const V2Response = z.object({
+  offsets: z.array(z.object({
+    partition: z.number().int().nullable(),
+    offset: z.number().int().nullable(),
+    error_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+  })),
+  key_schema_id: z.number().nullable(),
+  value_schema_id: z.number().nullable(),
+}).openapi("V2ProduceResponse");
+
+const produceErrors = {
+  ...commonErrors,
+  413: {
+    description: "over max.message.bytes or the request limit",
+    content: { "application/json": { schema: ErrorSchema } },
+  },
+  415: {
+    description: "unsupported content type",
+    content: { "application/json": { schema: ErrorSchema } },
+  },
+  507: { description: "disk full", content: { "application/json": { schema: ErrorSchema } } },
+};
+
+export function produceRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
+  let spread = 0;
+
+  /** Route records to partitions (explicit, murmur2 on the key, else one sticky partition) and append. */
+  async function produce(topic: string, records: ProduceRecord[], acks: Acks, fixed?: number) {
+    const t = broker.meta.getTopic(topic);
+    if (!t || t.internal) throw topicNotFound(topic);
+    if (records.length === 0) throw badRequest("no records in the body");
+    const n = t.partitions.length;
+    if (fixed !== undefined && fixed >= n) {
+      throw badRequest(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
+    }
+    // Keyless records go to one partition per request (like Kafka's sticky partitioner), rotating.
+    const sticky = spread++ % n;
+    const byPartition = new Map<number, number[]>();
+    const target = records.map((r, i) => {
+      let p: number;
+      const explicit = fixed ?? r.partition;
+      if (explicit !== undefined) {
+        if (explicit >= n) {
+          throw badRequest(`records[${i}].partition ${explicit} does not exist (topic has ${n})`);
+        }
+        p = explicit;
+      } else if (r.input.key) p = partitionForKey(r.input.key, n);
+      else p = sticky;
+      const list = byPartition.get(p);
+      if (list) list.push(i);
+      else byPartition.set(p, [i]);
+      return p;
+    });
+    const now = Date.now();
+    const offsets = new Array<number>(records.length);
+    let bytes = 0;
+    for (const r of records) bytes += (r.input.key?.length ?? 0) + (r.input.value?.length ?? 0);
+    await Promise.all([...byPartition].map(async ([p, idx]) => {
+      const batch = encodeRecordBatch({
+        records: idx.map((i) => records[i].input),
+        baseTimestamp: now,
+      });
+      const res = await broker.partitions.append(topic, p, batch, acks);
+      idx.forEach((i, j) => (offsets[i] = res.baseOffset + j));
+    }));
+    metrics.produced(topic, records.length, bytes);
+    return target.map((p, i) => ({ partition: p, offset: acks === 0 ? null : offsets[i] }));
+  }
+
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/topics/{topic}/records",
+      tags: ["records"],
+      summary: "Produce records (JSON, NDJSON, text lines or raw bytes)",
+      request: {
+        params: TopicParams,
+        query: ProduceQuery,
+        body: {
+          required: false,
+          content: {
+            "application/json": { schema: ProduceBody },
+            "application/x-ndjson": { schema: RecordIn },
+            "text/plain": { schema: z.string().openapi({ description: "a record per line" }) },
+            "application/octet-stream": {
+              schema: z.string().openapi({ format: "binary", description: "one record" }),
+            },
+          },
+        },
+      },
+      responses: {
+        200: jsonOk(ProduceResponse, "partition and offset per record"),
+        ...produceErrors,
+      },
+    }),
+    async (c) => {
+      const { topic } = valid(c, "param", TopicParams);
+      const q = valid(c, "query", ProduceQuery);
+      if (!broker.meta.getTopic(topic)) throw topicNotFound(topic);
+      const records = await parseProduceBody(c, q.format ?? "json");
+      return c.json({ offsets: await produce(topic, records, parseAcks(q.acks)) });
+    },
+  );
+
+  /** Confluent REST Proxy v2 produce: same request and response shapes. */
+  const v2 = async (c: Context, partition?: number) => {
+    const type = (c.req.header("content-type") ?? "").toLowerCase();
+    const binary = type.includes("vnd.kafka.binary.");
+    const body = valid(c, "json", V2Body);
+    const { topic } = valid(c, "param", TopicParams);
+    const format: InFormat = binary ? "base64" : "v2json";
+    const records = body.records.map((r, i) =>
+      parseRecord({ key: r.key, value: r.value, partition: r.partition }, i, format)
+    );
+    const acks = parseAcks(c.req.query("acks"));
+    const out = await produce(topic, records, acks, partition);
+    c.header("content-type", "application/vnd.kafka.v2+json");
+    return c.body(
+      JSON.stringify({
+        offsets: out.map((o) => ({ ...o, error_code: null, error: null })),
+        key_schema_id: null,
+        value_schema_id: null,
+      }),
+      200,
+    );
+  };
+  const v2Content = {
+    "application/vnd.kafka.json.v2+json": { schema: V2Body },
+    "application/vnd.kafka.binary.v2+json": { schema: V2Body },
+    "application/json": { schema: V2Body },
+  };
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/topics/{topic}",
+      tags: ["records"],
+      summary: "Produce (Confluent REST Proxy v2)",
+      request: { params: TopicParams, body: { required: true, content: v2Content } },
+      responses: {
+        200: {
+          description: "v2 offsets",
+          content: { "application/vnd.kafka.v2+json": { schema: V2Response } },
+        },
+        ...produceErrors,
+      },
+    }),
+    (c) => v2(c),
+  );
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/topics/{topic}/partitions/{partition}",
+      tags: ["records"],
+      summary: "Produce to one partition (Confluent REST Proxy v2)",
+      request: { params: PartitionParams, body: { required: true, content: v2Content } },
+      responses: {
+        200: {
+          description: "v2 offsets",
+          content: { "application/vnd.kafka.v2+json": { schema: V2Response } },
+        },
+        ...produceErrors,
+      },
+    }),
+    (c) => v2(c, Number(c.req.param("partition"))),
+  );
+}

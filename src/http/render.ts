@@ -1,0 +1,132 @@
+// How stored records are shown over HTTP, and the one loop that turns log bytes into records.
+import type { Broker } from "../broker.ts";
+import { ATTR_CONTROL, decodeRecordBatches, type KafkaRecord } from "../protocol/record-batch.ts";
+import { decompress } from "../protocol/compression/index.ts";
+
+export type Format = "json" | "text" | "base64";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A key or value: JSON when it parses (format=json), else UTF-8 text, else base64. */
+export function render(v: Uint8Array | null, format: Format): unknown {
+  if (v === null) return null;
+  if (format === "base64") return Buffer.from(v).toString("base64");
+  let text: string;
+  try {
+    text = utf8.decode(v);
+  } catch {
+    return format === "text"
+      ? Buffer.from(v).toString("base64")
+      : { base64: Buffer.from(v).toString("base64") };
+  }
+  if (format === "text") return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export interface RenderedRecord {
+  topic: string;
+  partition: number;
+  offset: number;
+  timestamp: number;
+  key: unknown;
+  value: unknown;
+  headers: { key: string; value: unknown }[];
+}
+
+export function renderRecord(
+  topic: string,
+  partition: number,
+  r: KafkaRecord,
+  format: Format,
+): RenderedRecord {
+  return {
+    topic,
+    partition,
+    offset: r.offset,
+    timestamp: r.timestamp,
+    key: render(r.key, format),
+    value: render(r.value, format),
+    headers: r.headers.map((h) => ({
+      key: h.key,
+      value: render(h.value, format === "json" ? "text" : format),
+    })),
+  };
+}
+
+export interface Collected {
+  records: KafkaRecord[];
+  /** Where the next read starts (past skipped control batches too). */
+  next: number;
+  bytes: number;
+}
+
+/** Bounds the batches scanned per call, whatever the limits say. */
+const MAX_READS = 1000;
+
+/**
+ * Records of one partition from `offset`, at most `limit` records and about `maxBytes` of log
+ * (at least one batch, so an oversized batch cannot stall a reader). Control batches (transaction
+ * markers) are skipped; compressed batches are decoded.
+ */
+export function collect(
+  broker: Broker,
+  topic: string,
+  partition: number,
+  offset: number,
+  limit: number,
+  maxBytes: number,
+): Collected {
+  const out: KafkaRecord[] = [];
+  let next = offset;
+  let bytes = 0;
+  for (let i = 0; i < MAX_READS && out.length < limit && bytes < maxBytes; i++) {
+    const read = broker.partitions.read(topic, partition, next, Math.max(1, maxBytes - bytes));
+    if (read.records.length === 0) break;
+    bytes += read.records.length;
+    for (const b of decodeRecordBatches(read.records, (codec, data) => decompress(codec, data))) {
+      const batchEnd = b.header.baseOffset + b.header.lastOffsetDelta + 1;
+      if ((b.header.attributes & ATTR_CONTROL) !== 0 || !b.records) {
+        if (out.length < limit) next = Math.max(next, batchEnd);
+        continue;
+      }
+      for (const r of b.records) {
+        if (r.offset < next || out.length >= limit) continue;
+        out.push(r);
+        next = r.offset + 1;
+      }
+      if (out.length < limit) next = Math.max(next, batchEnd);
+    }
+    if (read.nextOffset >= read.highWatermark) break;
+    next = Math.max(next, out.length < limit ? read.nextOffset : next);
+  }
+  return { records: out, next, bytes };
+}
+
+export function recordBytes(r: KafkaRecord): number {
+  return (r.key?.length ?? 0) + (r.value?.length ?? 0);
+}
+
+/** A start position: earliest, latest, an offset, or a time (epoch ms or ISO-8601). */
+export function resolveFrom(
+  broker: Broker,
+  topic: string,
+  partition: number,
+  from: string,
+): number | undefined {
+  const st = broker.partitions.partition(topic, partition);
+  if (from === "earliest") return st.log.logStartOffset();
+  if (from === "latest") return broker.partitions.highWatermark(topic, partition);
+  if (/^\d{1,16}$/.test(from)) return Number(from);
+  const ts = Date.parse(from);
+  if (Number.isNaN(ts)) return undefined;
+  return offsetForTime(broker, topic, partition, ts);
+}
+
+export function offsetForTime(broker: Broker, topic: string, partition: number, ts: number) {
+  const st = broker.partitions.partition(topic, partition);
+  return st.log.offsetForTimestamp(ts)?.offset ?? broker.partitions.highWatermark(topic, partition);
+}
