@@ -84,6 +84,8 @@ export class GroupService {
     const started = performance.now();
     let count = 0;
     for (const p of t.partitions) {
+      // In a cluster, only the partitions hosted here are replayed here.
+      if (!this.partitions.has(OFFSETS_TOPIC, p.partition)) continue;
       const records = this.#readAll(p.partition);
       count += records.length;
       this.#materialise(records.map((r) => r.decoded));

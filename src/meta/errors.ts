@@ -12,6 +12,8 @@ export const ErrorCode = {
   INVALID_REQUEST: 42,
   POLICY_VIOLATION: 44,
   BROKER_NOT_AVAILABLE: 8,
+  /** A metadata write reached a broker that is not the Raft leader (the controller). */
+  NOT_CONTROLLER: 41,
   UNKNOWN_SERVER_ERROR: -1,
 } as const;
 

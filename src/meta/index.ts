@@ -16,7 +16,8 @@ export {
   runMigrations,
 } from "./migrate.ts";
 export { type MetadataRecord, parseRecord, type PartitionAssignment } from "./records.ts";
-export { applyOrSkip, applyRecord, type MetaConn } from "./apply.ts";
+export { appliedIndex, applyOrSkip, applyRecord, type MetaConn } from "./apply.ts";
+export { parseTablesImage, restoreTables, snapshotTables } from "./snapshot.ts";
 export { LOCAL_TERM, LocalMetadataLog, type LogEntry, type MetadataLog } from "./log.ts";
 export type { GroupInfo, GroupOffset } from "./groups.ts";
 export {

@@ -21,6 +21,8 @@ export interface RunningBroker {
   dataDir: string;
   httpUrl: string;
   kafkaPort: number;
+  /** The bound cluster address (host:port), what another broker's --join takes. */
+  clusterAddr: string;
   logs: string[];
   /** Resolves with the exit code. */
   exited: Promise<number>;
@@ -99,6 +101,7 @@ export async function startBrokerProcess(opts: StartOptions = {}): Promise<Runni
     dataDir,
     httpUrl: `http://${http}`,
     kafkaPort: Number(kafka.split(":").pop() ?? 0),
+    clusterAddr: String(rec.cluster ?? ""),
     logs,
     exited,
     kill: (signal = "SIGTERM") => proc.kill(signal),

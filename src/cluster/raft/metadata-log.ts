@@ -8,7 +8,7 @@ import { encodeRecord, type MetadataRecord, parseRecord } from "../../meta/recor
 import { parseMessage } from "./messages.ts";
 import type { RaftNode } from "./node.ts";
 import type { RaftStorage, RaftTransport } from "./storage.ts";
-import type { Entry, Ready, Snapshot } from "./types.ts";
+import type { ConfChange, Entry, Ready, Snapshot } from "./types.ts";
 
 /** The metadata tables as a Raft state machine (the broker backs it with SQLite). */
 export interface MetadataStateMachine {
@@ -41,6 +41,15 @@ export class RaftError extends Error {
   constructor(readonly reason: string, message: string) {
     super(message);
   }
+}
+
+const DISK_FULL_RETRY_MS = 100;
+
+/** SQLite's or the OS's "no space left" (the broker's space reserve reacts to the same). */
+function isDiskFull(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown };
+  return err?.code === "SQLITE_FULL" || err?.code === "ENOSPC" ||
+    (typeof err?.message === "string" && /disk is full|ENOSPC|SQLITE_FULL/.test(err.message));
 }
 
 interface Waiter {
@@ -120,6 +129,42 @@ export class RaftMetadataLog implements MetadataLog {
     return p;
   }
 
+  /** Leader only: proposes a single-server change; resolves once committed and applied here. */
+  changeMembership(change: ConfChange): Promise<number> {
+    if (this.#closed || this.#fatal) {
+      return Promise.reject(this.#fatal ?? new RaftError("closed", "metadata log is closed"));
+    }
+    const r = this.#node.proposeConfChange(change);
+    if (!r.ok) {
+      return Promise.reject(
+        new RaftError(r.reason, `cannot change membership: ${r.detail ?? r.reason}`),
+      );
+    }
+    const p = new Promise<number>((resolve, reject) => {
+      this.#waiters.set(r.index, { term: r.term, resolve, reject });
+    });
+    this.#kick();
+    return p;
+  }
+
+  /** Leader only: hands leadership to the most caught-up voter (graceful shutdown). */
+  transferLeadership(): boolean {
+    if (this.#closed || this.#fatal) return false;
+    const r = this.#node.transferLeadership();
+    this.#kick();
+    return r.ok;
+  }
+
+  /** Runs an election now (the only voter need not wait out an election timeout). */
+  campaignNow(): void {
+    if (this.#closed || this.#fatal) return;
+    this.#node.campaignNow();
+    this.#kick();
+  }
+
+  /** Called after every Ready is carried out (the shell's membership policy hooks in here). */
+  onReady: (() => void) | undefined;
+
   /** Linearizable read barrier: resolves with an index once this node has applied it. */
   readBarrier(): Promise<number> {
     if (this.#closed || this.#fatal) {
@@ -189,7 +234,7 @@ export class RaftMetadataLog implements MetadataLog {
 
   async #handle(rd: Ready): Promise<void> {
     if (rd.snapshot !== undefined || rd.entries.length > 0 || rd.hardState !== undefined) {
-      await this.#storage.save(rd.hardState, rd.entries, rd.snapshot, rd.mustSync);
+      await this.#persist(rd);
     }
     for (const m of rd.messages) this.#transport.send(m);
     if (rd.snapshot !== undefined) this.#sm.restore(rd.snapshot);
@@ -231,12 +276,38 @@ export class RaftMetadataLog implements MetadataLog {
     });
     if (rd.snapshotDue !== undefined && applied === rd.snapshotDue.index) {
       const s: Snapshot = { meta: rd.snapshotDue, data: this.#sm.snapshot() };
-      await this.#storage.saveSnapshot(s);
-      this.#node.compact(s);
+      try {
+        await this.#storage.saveSnapshot(s);
+        this.#node.compact(s);
+      } catch (e) {
+        if (!isDiskFull(e)) throw e;
+        this.#node.snapshotDeclined();
+      }
     } else if (rd.snapshotDue !== undefined) {
       this.#node.snapshotDeclined();
     }
     this.#node.advance(rd);
+    this.onReady?.();
+  }
+
+  /**
+   * Persists a Ready before anything of it goes out. A full disk is not fatal: the broker
+   * frees its space reserve or retention frees segments, so the same Ready is retried;
+   * writers waiting now hear the error (their entries may still commit later, as after a
+   * timeout). Any other storage error is.
+   */
+  async #persist(rd: Ready): Promise<void> {
+    for (;;) {
+      try {
+        await this.#storage.save(rd.hardState, rd.entries, rd.snapshot, rd.mustSync);
+        return;
+      } catch (e) {
+        if (!isDiskFull(e) || this.#closed) throw e;
+        for (const w of this.#waiters.values()) w.reject(e as Error);
+        this.#waiters.clear();
+        await new Promise<void>((r) => this.#clock.setTimer(DISK_FULL_RETRY_MS, r));
+      }
+    }
   }
 
   #arm(): void {

@@ -221,6 +221,12 @@ export class RaftNode {
     } else this.#events.push({ type: "readFailed", ctx, reason: "no leader" });
   }
 
+  /** Campaigns now, not at the election deadline (the shell does so for a lone voter). */
+  campaignNow(): void {
+    if (this.#role === "leader" || !isVoter(this.log.config(), this.id)) return;
+    this.#campaign(this.opts.preVote, false);
+  }
+
   /** Hands leadership to `target` (default: the most caught-up voter). */
   transferLeadership(target?: NodeId): ProposeResult {
     if (this.#role !== "leader") return { ok: false, reason: "not_leader" };

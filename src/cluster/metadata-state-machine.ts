@@ -1,0 +1,41 @@
+// The metadata tables of meta.db as the Raft state machine: committed records go through the
+// same applyOrSkip as everywhere else, snapshots are images of the materialised tables.
+import type { Snapshot } from "./raft/types.ts";
+import type { MetadataStateMachine } from "./raft/metadata-log.ts";
+import {
+  appliedIndex,
+  applyOrSkip,
+  type MetaConn,
+  type MetadataRecord,
+  type MetaError,
+  restoreTables,
+  snapshotTables,
+} from "../meta/index.ts";
+
+export class SqliteMetadataStateMachine implements MetadataStateMachine {
+  readonly #db: MetaConn;
+
+  constructor(db: MetaConn) {
+    this.#db = db;
+  }
+
+  apply(record: MetadataRecord, index: number, term: number): MetaError | undefined {
+    return applyOrSkip(this.#db, record, index, term);
+  }
+
+  appliedIndex(): number {
+    return appliedIndex(this.#db).index;
+  }
+
+  appliedTerm(): number {
+    return appliedIndex(this.#db).term;
+  }
+
+  snapshot(): string {
+    return snapshotTables(this.#db);
+  }
+
+  restore(s: Snapshot): void {
+    restoreTables(this.#db, s.data, s.meta.index, s.meta.term);
+  }
+}

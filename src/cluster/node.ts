@@ -1,0 +1,610 @@
+// The cluster service of one broker: the IO shell that runs the Raft metadata quorum and SWIM
+// gossip on the cluster port. It learns or creates the cluster identity (bootstrap or --join),
+// gives MetadataStore a RaftMetadataLog, promotes learners while the quorum is short of
+// voters, forwards the few requests a non-leader cannot serve (join, add-learner, broker
+// registration) to the leader, and reports members and quorum for `GET /cluster`.
+import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join as pathJoin } from "node:path";
+import type { Logger } from "../log.ts";
+import { ensureIdentity, IdentityError, isValidClusterId } from "../meta/index.ts";
+import { META_PROPERTIES, parseMetaProperties } from "../meta/identity.ts";
+import type { LogEntry, MetadataLog, MetaDb } from "../meta/index.ts";
+import { MetaError } from "../meta/errors.ts";
+import { type MetadataRecord, parseRecord } from "../meta/records.ts";
+import { SqliteMetadataStateMachine } from "./metadata-state-machine.ts";
+import { SqliteRaftStorage } from "./raft-storage-sqlite.ts";
+import { emptyState } from "./raft/bootstrap.ts";
+import { nextMembershipChange, type VoterTarget } from "./raft/controller.ts";
+import { RaftError, RaftMetadataLog } from "./raft/metadata-log.ts";
+import { RaftNode } from "./raft/node.ts";
+import type { RaftTransport } from "./raft/storage.ts";
+import { NONE, type PersistedState, type RaftOptions, type Role } from "./raft/types.ts";
+import { decodeSwim, encodeSwim } from "./swim/codec.ts";
+import type { SwimConfig } from "./swim/config.ts";
+import { SwimNode } from "./swim/node.ts";
+import type { MemberAddrs, MemberState, SwimOutput } from "./swim/types.ts";
+import { ClusterNet, splitAddr } from "./transport.ts";
+
+export class ClusterError extends Error {
+  override readonly name = "ClusterError";
+  readonly userFacing = true;
+}
+
+export interface ClusterServiceOptions {
+  dataDir: string;
+  listen: { host: string; port: number };
+  /** Host other brokers reach this one on (default: the listen host, or hostname()). */
+  advertiseHost?: string;
+  join?: { host: string; port: number };
+  nodeId?: number;
+  voters: VoterTarget;
+  log: Logger;
+  raft?: Partial<Omit<RaftOptions, "id">>;
+  swim?: Partial<SwimConfig>;
+  /** How long a fresh joiner keeps trying its seed (default 30 s). */
+  joinTimeoutMs?: number;
+}
+
+export interface MemberStatus {
+  id: number;
+  addresses: MemberAddrs;
+  state: MemberState;
+  incarnation: number;
+}
+
+export interface QuorumStatus {
+  voters: number[];
+  learners: number[];
+  /** -1 while no leader is known. */
+  leader: number;
+  term: number;
+  commitIndex: number;
+  appliedIndex: number;
+  role: Role;
+}
+
+export interface ClusterStatus {
+  clusterId: string;
+  nodeId: number;
+  address: string;
+  members: MemberStatus[];
+  quorum: QuorumStatus;
+}
+
+const RPC_TIMEOUT_MS = 3000;
+const MAX_ADDR = 255;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const now = () => performance.now();
+
+function isNodeId(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 && v <= 0x7fffffff;
+}
+
+function validAddr(v: unknown): v is string {
+  return typeof v === "string" && v.length <= MAX_ADDR && splitAddr(v) !== undefined;
+}
+
+function formatAddr(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function recordedIdentity(dataDir: string): { clusterId: string; nodeId: number } | undefined {
+  const p = pathJoin(dataDir, META_PROPERTIES);
+  if (!existsSync(p)) return undefined;
+  return parseMetaProperties(readFileSync(p, "utf8"), p);
+}
+
+export class ClusterService {
+  readonly clusterId: string;
+  readonly nodeId: number;
+  /** This broker's cluster address as others reach it. */
+  readonly address: string;
+  readonly #o: ClusterServiceOptions;
+  readonly #net: ClusterNet;
+  readonly #storage: SqliteRaftStorage;
+  readonly #log: Logger;
+  readonly #joining: boolean;
+  readonly #seed: string | undefined;
+  /** Last known cluster address of each node (hello frames, gossip, join requests). */
+  readonly #peers = new Map<number, string>();
+  /** Ids handed to joiners recently, so two joiners asking here get different ones. */
+  readonly #reserved = new Set<number>();
+  #db: MetaDb | undefined;
+  #raft: RaftMetadataLog | undefined;
+  #raftHandler: ((m: unknown) => void) | undefined;
+  #swim: SwimNode | undefined;
+  #swimTimer: ReturnType<typeof setTimeout> | undefined;
+  #promoting = false;
+  #savedIncarnation = 0;
+  #lastRole = "";
+  #closed = false;
+
+  private constructor(
+    o: ClusterServiceOptions,
+    net: ClusterNet,
+    ids: { clusterId: string; nodeId: number; address: string; joining: boolean },
+  ) {
+    this.#o = o;
+    this.#net = net;
+    this.#log = o.log;
+    this.clusterId = ids.clusterId;
+    this.nodeId = ids.nodeId;
+    this.address = ids.address;
+    this.#joining = ids.joining;
+    this.#seed = o.join ? formatAddr(o.join.host, o.join.port) : undefined;
+    this.#storage = new SqliteRaftStorage(o.dataDir);
+    try {
+      const saved = JSON.parse(this.#storage.getKv("peers") ?? "{}") as Record<string, unknown>;
+      for (const [k, v] of Object.entries(saved)) {
+        if (isNodeId(Number(k)) && validAddr(v)) this.#peers.set(Number(k), v);
+      }
+    } catch { /* a damaged hint table only costs a slower reconnect */ }
+    this.#peers.set(this.nodeId, this.address);
+    net.setIdentity({ clusterId: this.clusterId, nodeId: this.nodeId, addr: this.address });
+    net.setHandlers({
+      onRaft: (m) => this.#raftHandler?.(m),
+      onPeer: (id, addr) => this.#learnPeer(id, addr),
+      onSwim: (bytes, from) => this.#onSwim(bytes, from),
+      onRequest: (method, body) => this.#onRequest(method, body),
+    });
+  }
+
+  /**
+   * Binds the cluster port and settles this broker's identity: a bootstrap broker records (or
+   * reuses) its own cluster id; a joiner asks its seed for the cluster id (and a node id when
+   * none is given or recorded) and refuses a data dir of another cluster.
+   */
+  static async start(o: ClusterServiceOptions): Promise<ClusterService> {
+    let net: ClusterNet;
+    try {
+      net = await ClusterNet.bind(o.listen.host, o.listen.port);
+    } catch (e) {
+      throw new ClusterError(
+        `cannot listen for cluster traffic on ${formatAddr(o.listen.host, o.listen.port)}: ${
+          (e as Error).message
+        }`,
+      );
+    }
+    try {
+      const wildcard = o.listen.host === "0.0.0.0" || o.listen.host === "::";
+      const host = o.advertiseHost ?? (wildcard ? hostname() : o.listen.host);
+      const address = formatAddr(host, net.port);
+      const recorded = recordedIdentity(o.dataDir);
+      if (o.join === undefined) {
+        const id = ensureIdentity(o.dataDir, { nodeId: o.nodeId });
+        return new ClusterService(o, net, { ...id, address, joining: false });
+      }
+      const seed = formatAddr(o.join.host, o.join.port);
+      const nodeId = o.nodeId ?? recorded?.nodeId;
+      const answer = await ClusterService.#handshake(net, seed, nodeId, address, {
+        timeoutMs: recorded ? 5000 : (o.joinTimeoutMs ?? 30_000),
+      });
+      if (answer === undefined) {
+        if (recorded === undefined) throw new ClusterError(`cannot join through ${seed}`);
+        // A restart whose seed is gone: the recorded identity and Raft state are enough.
+        o.log.warn("join seed did not answer; rejoining with the recorded identity", { seed });
+      } else if (recorded !== undefined && recorded.clusterId !== answer.clusterId) {
+        throw new ClusterError(
+          `data dir ${o.dataDir} belongs to cluster ${recorded.clusterId}, but ${seed} is a ` +
+            `member of cluster ${answer.clusterId}; use an empty --data-dir to join it`,
+        );
+      }
+      const clusterId = answer?.clusterId ?? recorded!.clusterId;
+      const id = ensureIdentity(o.dataDir, {
+        nodeId: nodeId ?? answer?.nodeId,
+        expectedClusterId: clusterId,
+      });
+      const svc = new ClusterService(o, net, { ...id, address, joining: true });
+      for (const [pid, addr] of answer?.peers ?? []) svc.#learnPeer(pid, addr);
+      return svc;
+    } catch (e) {
+      net.close();
+      if (e instanceof IdentityError) throw new ClusterError(e.message);
+      throw e;
+    }
+  }
+
+  static async #handshake(
+    net: ClusterNet,
+    seed: string,
+    nodeId: number | undefined,
+    addr: string,
+    { timeoutMs }: { timeoutMs: number },
+  ): Promise<{ clusterId: string; nodeId: number; peers: [number, string][] } | undefined> {
+    const deadline = now() + timeoutMs;
+    for (;;) {
+      try {
+        const r = await net.request(seed, "join", { nodeId: nodeId ?? null, addr }, RPC_TIMEOUT_MS);
+        const o = r as Record<string, unknown>;
+        if (!isValidClusterId(o?.clusterId) || !isNodeId(o.nodeId) || !Array.isArray(o.peers)) {
+          throw new ClusterError(`${seed} gave a malformed join answer`);
+        }
+        const peers = (o.peers as unknown[]).filter((p): p is [number, string] =>
+          Array.isArray(p) && isNodeId(p[0]) && validAddr(p[1])
+        );
+        return { clusterId: o.clusterId, nodeId: o.nodeId, peers };
+      } catch (e) {
+        if (e instanceof ClusterError) throw e;
+        if (now() > deadline) return undefined;
+        await sleep(300);
+      }
+    }
+  }
+
+  get port(): number {
+    return this.#net.port;
+  }
+
+  /** The `log` option of MetadataStore.open: the Raft log over this broker's meta.db. */
+  metadataLog(db: MetaDb): MetadataLog {
+    this.#db = db;
+    const sm = new SqliteMetadataStateMachine(db);
+    let state: PersistedState;
+    if (!this.#storage.isEmpty()) state = this.#storage.load();
+    else if (this.#joining) state = emptyState();
+    else {
+      // Bootstrap a one-voter quorum from whatever the tables hold (a data dir written by the
+      // local log keeps its history: the snapshot sits at its applied index).
+      const index = Math.max(1, sm.appliedIndex());
+      const term = Math.max(1, sm.appliedTerm());
+      const snapshot = {
+        meta: { index, term, config: { voters: [this.nodeId], learners: [] } },
+        data: sm.snapshot(),
+      };
+      state = { hardState: { term, vote: NONE, commit: index }, snapshot, entries: [] };
+      void this.#storage.save(state.hardState, [], snapshot, true);
+      if (sm.appliedIndex() < index) sm.restore(snapshot);
+    }
+    const node = new RaftNode(
+      { ...this.#o.raft, id: this.nodeId },
+      state,
+      { next: Math.random },
+      now(),
+      { appliedIndex: sm.appliedIndex() },
+    );
+    const transport: RaftTransport = {
+      send: (m) => {
+        const a = this.#peerAddr(m.to);
+        if (a !== undefined) this.#net.sendRaft(a, m);
+      },
+      onMessage: (h) => {
+        this.#raftHandler = h;
+      },
+      close: () => {},
+    };
+    const raft = new RaftMetadataLog(node, this.#storage, transport, sm);
+    this.#raft = raft;
+    raft.onReady = () => this.#afterReady();
+    const cfg = node.config;
+    if (cfg.voters.length === 1 && cfg.voters[0] === this.nodeId) raft.campaignNow();
+    if (this.#joining) void this.#becomeMember();
+    return {
+      append: (r: MetadataRecord) => raft.append(r).catch((e) => Promise.reject(this.#explain(e))),
+      appliedIndex: () => raft.appliedIndex(),
+      read: (from: number, max: number): LogEntry[] => raft.read(from, max),
+      close: () => raft.close(),
+    };
+  }
+
+  /**
+   * Registers this broker in the metadata (through the leader when this broker is not it) and
+   * starts gossip with its addresses. Resolves once the registration is applied here.
+   */
+  async registerBroker(reg: {
+    nodeId: number;
+    host: string;
+    kafkaPort: number;
+    httpPort: number;
+    rack?: string | null;
+  }, timeoutMs = 30_000): Promise<void> {
+    this.#startGossip({
+      cluster: this.address,
+      kafka: formatAddr(reg.host, reg.kafkaPort),
+      http: formatAddr(reg.host, reg.httpPort),
+    });
+    const body = { ...reg, rack: reg.rack ?? null, clusterPort: this.port };
+    const deadline = now() + timeoutMs;
+    let last: unknown;
+    while (now() < deadline && !this.#closed) {
+      try {
+        const index = await this.#forward("register", body);
+        if (typeof index !== "number" || !Number.isSafeInteger(index)) throw new Error("bad index");
+        while (this.#raft!.appliedIndex() < (index as number) && now() < deadline) await sleep(20);
+        if (this.#raft!.appliedIndex() >= (index as number)) return;
+      } catch (e) {
+        last = e;
+        await sleep(200);
+      }
+    }
+    throw new ClusterError(
+      `could not register with the metadata quorum in ${timeoutMs} ms: ${
+        last instanceof Error ? last.message : "timed out"
+      }`,
+    );
+  }
+
+  status(): ClusterStatus {
+    const node = this.#raft?.node;
+    const members: MemberStatus[] = [];
+    if (this.#swim) {
+      for (const m of [this.#swim.self(), ...this.#swim.members()]) {
+        members.push({
+          id: m.id,
+          addresses: m.addrs,
+          state: m.state,
+          incarnation: m.incarnation,
+        });
+      }
+    } else {
+      members.push({
+        id: this.nodeId,
+        addresses: { cluster: this.address, kafka: "", http: "" },
+        state: "alive",
+        incarnation: 0,
+      });
+    }
+    members.sort((a, b) => a.id - b.id);
+    const cfg = node?.config ?? { voters: [], learners: [] };
+    return {
+      clusterId: this.clusterId,
+      nodeId: this.nodeId,
+      address: this.address,
+      members,
+      quorum: {
+        voters: [...cfg.voters],
+        learners: [...cfg.learners],
+        leader: node?.leader ?? NONE,
+        term: node?.term ?? 0,
+        commitIndex: node?.commit ?? 0,
+        appliedIndex: this.#raft?.appliedIndex() ?? 0,
+        role: node?.role ?? "follower",
+      },
+    };
+  }
+
+  /** Graceful part of shutdown, before the metadata closes: hand over leadership, leave gossip. */
+  async leave(): Promise<void> {
+    const raft = this.#raft;
+    if (raft && raft.node.role === "leader" && raft.node.config.voters.length > 1) {
+      if (raft.transferLeadership()) {
+        const until = now() + raft.node.opts.electionMs;
+        while (raft.node.role === "leader" && now() < until) await sleep(20);
+      }
+    }
+    if (this.#swim && !this.#closed) {
+      this.#swimOutput(this.#swim.leave(now()));
+      await sleep(50);
+    }
+  }
+
+  /** Closes the port and raft.db (after MetadataStore.close closed the Raft log). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#swimTimer);
+    this.#raft?.close();
+    this.#net.close();
+    this.#storage.close();
+  }
+
+  // ---- internals -----------------------------------------------------------------------
+
+  #explain(e: unknown): unknown {
+    if (!(e instanceof RaftError)) return e;
+    if (e.reason !== "not_leader" && e.reason !== "transferring") return e;
+    const leader = this.#raft?.node.leader ?? NONE;
+    if (leader === NONE || leader === this.nodeId) {
+      return new MetaError(
+        "NOT_CONTROLLER",
+        `broker ${this.nodeId} is not the metadata leader and no leader is elected right now; retry shortly`,
+      );
+    }
+    const http = this.#swim?.member(leader)?.addrs.http;
+    return new MetaError(
+      "NOT_CONTROLLER",
+      `broker ${this.nodeId} is not the metadata leader; send metadata writes to the leader, ` +
+        `broker ${leader}${http ? ` (http ${http})` : ""} at cluster address ${
+          this.#peerAddr(leader) ?? "unknown"
+        }`,
+    );
+  }
+
+  #learnPeer(id: number, addr: string): void {
+    if (!isNodeId(id) || !validAddr(addr) || id === this.nodeId) return;
+    if (this.#peers.get(id) === addr) return;
+    this.#peers.set(id, addr);
+    if (this.#closed) return;
+    try {
+      this.#storage.setKv("peers", JSON.stringify(Object.fromEntries(this.#peers)));
+    } catch { /* a hint only */ }
+  }
+
+  #peerAddr(id: number): string | undefined {
+    const a = this.#peers.get(id);
+    if (a !== undefined) return a;
+    const b = this.#db?.$client.query(
+      "SELECT host, cluster_port AS port FROM brokers WHERE node_id = ?",
+    ).get(id) as { host: string; port: number } | null | undefined;
+    return b && b.port > 0 ? formatAddr(b.host, b.port) : undefined;
+  }
+
+  /** Leader-side policy after every Ready: promote caught-up learners; log role changes. */
+  #afterReady(): void {
+    const node = this.#raft!.node;
+    const role = `${node.role}/${node.term}/${node.leader}`;
+    if (role !== this.#lastRole) {
+      this.#lastRole = role;
+      this.#log.info("raft role", { role: node.role, term: node.term, leader: node.leader });
+    }
+    if (node.role !== "leader" || this.#promoting) return;
+    const ch = nextMembershipChange({
+      config: node.config,
+      caughtUp: node.caughtUpLearners(),
+      voters: this.#o.voters,
+    });
+    if (ch === undefined) return;
+    this.#promoting = true;
+    this.#raft!.changeMembership(ch).then(
+      () => this.#log.info("quorum changed", { op: ch.op, node: ch.node }),
+      () => {/* conf_pending or lost leadership: the next Ready tries again */},
+    ).finally(() => this.#promoting = false);
+  }
+
+  /** A joiner asks (through its seed, which forwards) to be added as a learner, until it is. */
+  async #becomeMember(): Promise<void> {
+    while (!this.#closed) {
+      try {
+        await this.#forward("addLearner", { nodeId: this.nodeId, addr: this.address });
+        return;
+      } catch (e) {
+        this.#log.debug("add-learner retry", { error: e });
+        await sleep(500);
+      }
+    }
+  }
+
+  /** Runs a leader-only request here when leader, else at the leader (or the seed). */
+  async #forward(method: string, body: unknown): Promise<unknown> {
+    const node = this.#raft?.node;
+    if (node?.role === "leader") return await this.#leaderRequest(method, body);
+    const leader = node?.leader ?? NONE;
+    const to = leader !== NONE ? this.#peerAddr(leader) : this.#seed;
+    if (to === undefined || to === this.address) throw new Error("no metadata leader known yet");
+    return await this.#net.request(to, method, { ...(body as object), hop: 1 }, RPC_TIMEOUT_MS);
+  }
+
+  async #leaderRequest(method: string, body: unknown): Promise<unknown> {
+    const raft = this.#raft!;
+    const b = body as Record<string, unknown>;
+    if (method === "addLearner") {
+      if (!isNodeId(b.nodeId) || !validAddr(b.addr)) throw new Error("bad addLearner request");
+      this.#learnPeer(b.nodeId, b.addr);
+      const c = raft.node.config;
+      if (c.voters.includes(b.nodeId) || c.learners.includes(b.nodeId)) return { member: true };
+      await raft.changeMembership({ op: "addLearner", node: b.nodeId });
+      this.#log.info("learner added", { node: b.nodeId, addr: b.addr });
+      return { member: true };
+    }
+    // register: the record is validated like any record from the network.
+    const rec = parseRecord({
+      type: "BrokerRegistered",
+      nodeId: b.nodeId,
+      host: b.host,
+      kafkaPort: b.kafkaPort,
+      httpPort: b.httpPort,
+      clusterPort: b.clusterPort,
+      rack: b.rack ?? null,
+      timestamp: Date.now(),
+    });
+    return await raft.append(rec);
+  }
+
+  async #onRequest(method: string, body: unknown): Promise<unknown> {
+    if (this.#closed) throw new Error("shutting down");
+    const b = (body !== null && typeof body === "object" ? body : {}) as Record<string, unknown>;
+    switch (method) {
+      case "join": {
+        if (!validAddr(b.addr)) throw new Error("join: bad addr");
+        let id = b.nodeId;
+        if (id === null || id === undefined) id = this.#freeNodeId();
+        if (!isNodeId(id)) throw new Error("join: bad nodeId");
+        this.#learnPeer(id, b.addr);
+        return { clusterId: this.clusterId, nodeId: id, peers: [...this.#peers] };
+      }
+      case "addLearner":
+      case "register": {
+        if (this.#raft === undefined) throw new Error("not started");
+        if (this.#raft.node.role === "leader") return await this.#leaderRequest(method, b);
+        // One hop: the seed forwards to the leader; the leader never forwards again.
+        if (b.hop !== undefined) throw new Error("not the leader");
+        return await this.#forward(method, b);
+      }
+      case "status":
+        return this.status();
+      case "linearizableRead": {
+        // For operators and tests: a read-index barrier, reported with the role that served it.
+        if (this.#raft === undefined) throw new Error("not started");
+        const index = await this.#raft.readBarrier();
+        const n = this.#raft.node;
+        return { index, role: n.role, term: n.term, leader: n.leader };
+      }
+      default:
+        throw new Error(`unknown request ${JSON.stringify(method.slice(0, 40))}`);
+    }
+  }
+
+  /**
+   * A free node id for a joiner without --node-id: one above the highest id this member
+   * knows of (quorum, gossip, registered brokers, ids handed out before).
+   */
+  #freeNodeId(): number {
+    let max = this.nodeId;
+    const cfg = this.#raft?.node.config;
+    for (const id of [...(cfg?.voters ?? []), ...(cfg?.learners ?? [])]) max = Math.max(max, id);
+    for (const id of this.#peers.keys()) max = Math.max(max, id);
+    for (const id of this.#reserved) max = Math.max(max, id);
+    for (const m of this.#swim?.members() ?? []) max = Math.max(max, m.id);
+    const rows = this.#db?.$client.query("SELECT max(node_id) AS m FROM brokers").get() as
+      | { m: number | null }
+      | undefined;
+    max = Math.max(max, rows?.m ?? 0);
+    this.#reserved.add(max + 1);
+    return max + 1;
+  }
+
+  #startGossip(addrs: MemberAddrs): void {
+    if (this.#swim || this.#closed) return;
+    const inc = (Number(this.#storage.getKv("swim.incarnation") ?? "0") || 0) + 1;
+    this.#storage.setKv("swim.incarnation", String(inc));
+    this.#savedIncarnation = inc;
+    this.#swim = new SwimNode({
+      id: this.nodeId,
+      addrs,
+      rng: { next: Math.random },
+      config: this.#o.swim,
+      incarnation: inc,
+      nowMs: now(),
+    });
+    // Any member will do as a seed: the --join one, else the peers this data dir knew.
+    const seeds = new Set<string>();
+    if (this.#seed) seeds.add(this.#seed);
+    for (const [id, a] of this.#peers) if (id !== this.nodeId) seeds.add(a);
+    this.#swimOutput(seeds.size > 0 ? this.#swim.join([...seeds], now()) : this.#swim.tick(now()));
+  }
+
+  #onSwim(bytes: Uint8Array, fromAddr: string): void {
+    if (this.#swim === undefined || this.#closed) return;
+    let msg;
+    try {
+      msg = decodeSwim(bytes);
+    } catch {
+      return; // hostile or garbled: gossip tolerates loss
+    }
+    this.#swimOutput(this.#swim.receive(msg, now(), validAddr(fromAddr) ? fromAddr : undefined));
+  }
+
+  #swimOutput(out: SwimOutput): void {
+    const swim = this.#swim;
+    if (swim === undefined || this.#closed) return;
+    for (const o of out.send) {
+      try {
+        this.#net.sendSwim(o.to, encodeSwim(o.msg));
+      } catch { /* an unencodable message is a bug in the core; skip it, gossip repeats */ }
+    }
+    for (const ev of out.events) {
+      const m = ev.member;
+      if (ev.type === "alive" || ev.type === "address-changed") {
+        this.#learnPeer(m.id, m.addrs.cluster);
+      }
+      this.#log.info(`member ${ev.type}`, { member: m.id, incarnation: m.incarnation });
+    }
+    if (swim.incarnation > this.#savedIncarnation) {
+      this.#savedIncarnation = swim.incarnation;
+      this.#storage.setKv("swim.incarnation", String(swim.incarnation));
+    }
+    clearTimeout(this.#swimTimer);
+    const wait = Math.min(1000, Math.max(0, swim.nextDeadline() - now()));
+    this.#swimTimer = setTimeout(() => this.#swimOutput(swim.tick(now())), wait);
+  }
+}
