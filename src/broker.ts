@@ -2,10 +2,12 @@
 import { existsSync, readdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { BrokerConfig } from "./config.ts";
+import { advertisedKafka, type BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { type DataDirLock, lockDataDir } from "./datadir-lock.ts";
-import { createHttpApp } from "./http/app.ts";
+import { createHttpApp, HTTP_BODY_LIMIT } from "./http/app.ts";
+import { warnIfExposed } from "./http/auth.ts";
+import { Metrics } from "./core/metrics.ts";
 import { VERSION } from "./version.ts";
 import { META_DB_FILE, MetadataStore } from "./meta/index.ts";
 import { type LogConfig, SegmentLogStore } from "./storage/index.ts";
@@ -15,6 +17,10 @@ import { SpaceReserve } from "./core/space-reserve.ts";
 import { decompress } from "./protocol/compression/index.ts";
 import { resolveTopicConfig } from "./meta/index.ts";
 import type { CompressionCodec } from "./protocol/record-batch.ts";
+import { type KafkaListener, startKafkaListener } from "./kafka/server.ts";
+import { ProducerIdAllocator } from "./kafka/producer-ids.ts";
+import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
+import { ClusterService } from "./cluster/node.ts";
 
 /** How often closed segments are checked against retention.ms / retention.bytes. */
 const RETENTION_CHECK_MS = 1000;
@@ -27,6 +33,10 @@ export interface Broker {
   readonly partitions: PartitionManager;
   readonly meta: MetadataStore;
   readonly groups: GroupService;
+  /** Prometheus registry shared by the front ends (GET /metrics). */
+  readonly metrics: Metrics;
+  /** Membership (SWIM) and the Raft metadata quorum: status() for GET /cluster. */
+  readonly cluster: ClusterService;
   isReady(): boolean;
   stop(): Promise<void>;
 }
@@ -60,11 +70,27 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
           "refusing to start (restore the metadata file, or move the logs away to start empty)",
       );
     }
+    // The cluster port binds first: a joiner learns its cluster id (and maybe node id) there
+    // before the metadata opens, and the metadata log is the Raft log it runs.
+    const cluster = await ClusterService.start({
+      dataDir: cfg.dataDir,
+      listen: cfg.clusterAddr,
+      advertiseHost: cfg.advertiseHost,
+      join: cfg.join,
+      nodeId: cfg.nodeId,
+      voters: cfg.voters ?? 3,
+      log: log.child({ component: "cluster" }),
+    });
+    cleanups.push(() => cluster.close());
     let meta: MetadataStore;
     try {
       meta = MetadataStore.open(cfg.dataDir, {
-        nodeId: cfg.nodeId,
+        nodeId: cluster.nodeId,
+        expectedClusterId: cluster.clusterId,
+        log: (db) => cluster.metadataLog(db),
         topicDefaults: cfg.topicDefaults,
+        numPartitions: cfg.numPartitions,
+        defaultReplicationFactor: cfg.defaultReplicationFactor,
       });
     } catch (e) {
       throw new StartupError(`cannot open metadata in ${cfg.dataDir}: ${(e as Error).message}`);
@@ -93,19 +119,20 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     await partitions.openAll();
     // Listeners bind before the broker registers, so it registers the ports really bound; they
     // answer 503 until everything behind them is up.
-    let app: { fetch: (req: Request) => Response | Promise<Response> } | undefined;
+    const http: { app?: { fetch: (req: Request) => Response | Promise<Response> } } = {};
     let server: ReturnType<typeof Bun.serve>;
     try {
       server = Bun.serve({
         hostname: cfg.httpAddr.host,
         port: cfg.httpAddr.port,
         fetch: (req) =>
-          app
-            ? app.fetch(req)
+          http.app
+            ? http.app.fetch(req)
             : Response.json({ error_code: 50300, message: "starting" }, { status: 503 }),
         // Long-polls and live tails run for long; they send heartbeats, this is the backstop.
         idleTimeout: 255,
-        maxRequestBodySize: 64 * 1024 * 1024,
+        // Above the API's own limit, so oversized bodies get its JSON 413 rather than Bun's bare one.
+        maxRequestBodySize: HTTP_BODY_LIMIT * 4,
       });
     } catch (e) {
       throw new StartupError(
@@ -116,22 +143,51 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     }
     // Cleanups run last-in first-out: on shutdown the listener stops accepting before anything closes.
     cleanups.push(() => server.stop(true));
-    const advertisedHost = cfg.advertiseHost ??
-      (cfg.httpAddr.host === "0.0.0.0" || cfg.httpAddr.host === "::"
-        ? hostname()
-        : cfg.httpAddr.host);
-    await meta.registerBroker({
+    // The Kafka listener binds next to HTTP, before registration, so the real port is
+    // registered; its handlers need the group service, which exists only after registration.
+    const late: { groups?: GroupService } = {};
+    let kafkaAddr = { host: "", port: 0 };
+    const kafkaCtx: KafkaContext = {
+      partitions,
+      meta,
+      get groups(): GroupService {
+        if (!late.groups) throw new Error("the group coordinator is still starting");
+        return late.groups;
+      },
+      producerIds: new ProducerIdAllocator(cfg.dataDir),
+      log: log.child({ component: "kafka" }),
+      autoCreateTopics: cfg.autoCreateTopics,
+      brokerSettings: brokerSettings(cfg),
+      advertised: () => kafkaAddr,
+    };
+    let kafka: KafkaListener;
+    try {
+      kafka = startKafkaListener(kafkaCtx, { host: cfg.kafkaAddr.host, port: cfg.kafkaAddr.port });
+    } catch (e) {
+      throw new StartupError(
+        `cannot listen for Kafka on ${cfg.kafkaAddr.host}:${cfg.kafkaAddr.port}: ${
+          (e as Error).message
+        }`,
+      );
+    }
+    // Pushed after the HTTP server's cleanup, so it runs first: Kafka stops before anything else.
+    cleanups.push(() => kafka.stop());
+    kafkaAddr = advertisedKafka(cfg, kafka.port, hostname());
+    // Through the Raft leader (this broker, or forwarded); resolves once applied here.
+    await cluster.registerBroker({
       nodeId: meta.nodeId,
-      host: advertisedHost,
-      kafkaPort: cfg.advertiseKafkaAddr?.port ?? cfg.kafkaAddr.port,
+      host: kafkaAddr.host,
+      kafkaPort: kafkaAddr.port,
       httpPort: server.port ?? cfg.httpAddr.port,
-      clusterPort: cfg.clusterAddr.port,
     });
+    // Runs early on shutdown: leadership moves away before anything closes.
+    cleanups.push(() => cluster.leave());
 
     const groups = new GroupService(partitions, meta, log.child({ component: "groups" }), {
       initialRebalanceDelayMs: cfg.groupInitialRebalanceDelayMs,
     });
     await groups.start();
+    late.groups = groups;
     // Before partitions close: offset appends in flight finish first.
     cleanups.splice(cleanups.indexOf(partitionsClose) + 1, 0, () => groups.stop());
 
@@ -155,13 +211,16 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       partitions,
       meta,
       groups,
+      metrics: new Metrics(),
+      cluster,
       isReady: () => ready,
       stop: async () => {
         ready = false;
         await undo();
       },
     };
-    app = createHttpApp(broker);
+    http.app = createHttpApp(broker, { token: cfg.httpToken, metrics: broker.metrics });
+    warnIfExposed(cfg.httpAddr, cfg.httpToken, log);
     ready = true;
     log.info("broker started", {
       node_id: meta.nodeId,
@@ -169,6 +228,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       version: VERSION,
       data_dir: cfg.dataDir,
       http: `${cfg.httpAddr.host}:${server.port}`,
+      kafka: `${cfg.kafkaAddr.host}:${kafka.port}`,
+      cluster: `${cfg.clusterAddr.host}:${cluster.port}`,
       partitions: partitions.partitions().length,
       flush: cfg.flush.kind === "always" ? "always" : `interval:${cfg.flush.ms}`,
       start_ms: Math.round(performance.now() - started),
@@ -178,4 +239,47 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     await undo().catch(() => {});
     throw e;
   }
+}
+
+/** Static settings DescribeConfigs reports for the broker resource (read-only: they are flags). */
+function brokerSettings(cfg: BrokerConfig): BrokerSetting[] {
+  const row = (name: string, value: string, dflt: string, typeCode: number, doc: string) => ({
+    name,
+    value,
+    isDefault: value === dflt,
+    typeCode,
+    doc,
+  });
+  return [
+    row("broker.id", String(cfg.nodeId ?? 0), "0", 3, "this broker's node id (--node-id)"),
+    row(
+      "auto.create.topics.enable",
+      String(cfg.autoCreateTopics),
+      "true",
+      1,
+      "whether Metadata creates unknown topics (--auto-create-topics)",
+    ),
+    row("num.partitions", String(cfg.numPartitions), "1", 3, "partitions of auto-created topics"),
+    row(
+      "default.replication.factor",
+      String(cfg.defaultReplicationFactor),
+      "1",
+      3,
+      "replication factor of auto-created topics",
+    ),
+    row(
+      "group.initial.rebalance.delay.ms",
+      String(cfg.groupInitialRebalanceDelayMs),
+      "3000",
+      3,
+      "how long a new group waits for more members",
+    ),
+    row(
+      "socket.request.max.bytes",
+      String(100 * 1024 * 1024),
+      String(100 * 1024 * 1024),
+      3,
+      "largest request frame accepted",
+    ),
+  ];
 }

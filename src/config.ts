@@ -21,9 +21,19 @@ export interface BrokerConfig {
   advertiseKafkaAddr: HostPort | undefined;
   nodeId: number | undefined;
   join: HostPort | undefined;
+  /** Voters the metadata quorum grows to (1, 3 or 5); further brokers stay learners. */
+  voters: 1 | 3 | 5;
   flush: FlushPolicy;
   logLevel: LogLevelName;
   groupInitialRebalanceDelayMs: number;
+  /** Bearer token the HTTP API requires (all routes but /healthz); undefined: open. */
+  httpToken: string | undefined;
+  /** Metadata requests may create unknown topics when the client allows it (auto.create.topics.enable). */
+  autoCreateTopics: boolean;
+  /** Partitions of a topic created without a count (num.partitions). */
+  numPartitions: number;
+  /** Replication factor of a topic created without one (default.replication.factor). */
+  defaultReplicationFactor: number;
   /** Broker-wide defaults for topic configs (`log.retention.ms` style keys map to topic keys). */
   topicDefaults: Record<string, string>;
 }
@@ -82,6 +92,25 @@ function parseHost(v: string, name: string): string {
 function parseLogLevel(v: string, name: string): LogLevelName {
   if (v === "debug" || v === "info" || v === "warn" || v === "error") return v;
   throw new ConfigError(`${name}: expected debug|info|warn|error, got ${JSON.stringify(v)}`);
+}
+
+function intIn(min: number, max: number) {
+  return (v: string, name: string): number => {
+    const t = v.trim();
+    if (!/^-?\d+$/.test(t) || Number(t) < min || Number(t) > max) {
+      throw new ConfigError(
+        `${name}: expected an integer ${min}..${max}, got ${JSON.stringify(v)}`,
+      );
+    }
+    return Number(t);
+  };
+}
+
+function parseBool(v: string, name: string): boolean {
+  const t = v.trim().toLowerCase();
+  if (t === "true" || t === "1" || t === "yes") return true;
+  if (t === "false" || t === "0" || t === "no") return false;
+  throw new ConfigError(`${name}: expected true or false, got ${JSON.stringify(v)}`);
 }
 
 const str = (v: string, name: string) => {
@@ -160,12 +189,64 @@ export const OPTIONS: OptionSpec[] = [
     parse: parseHostPort,
   },
   {
+    flag: "voters",
+    key: "voters",
+    arg: "1|3|5",
+    default: "3",
+    help: "voters of the Raft metadata quorum; joiners are promoted until it has this many",
+    parse: (v, name) => {
+      const t = v.trim();
+      if (t === "1" || t === "3" || t === "5") return Number(t);
+      throw new ConfigError(`${name}: expected 1, 3 or 5, got ${JSON.stringify(v)}`);
+    },
+  },
+  {
     flag: "flush",
     key: "flush",
     arg: "always|interval:MS",
     default: "interval:1000",
     help: "background fdatasync policy; acks=all always waits for the sync covering its bytes",
     parse: parseFlush,
+  },
+  {
+    flag: "group-initial-rebalance-delay-ms",
+    key: "groupInitialRebalanceDelayMs",
+    arg: "MS",
+    default: "3000",
+    help: "how long a new group waits for more members before its first rebalance",
+    parse: intIn(0, 300_000),
+  },
+  {
+    flag: "auto-create-topics",
+    key: "autoCreateTopics",
+    arg: "true|false",
+    default: "true",
+    help: "create unknown topics named in Kafka Metadata requests that allow it",
+    parse: parseBool,
+  },
+  {
+    flag: "num-partitions",
+    key: "numPartitions",
+    arg: "N",
+    default: "1",
+    help: "partitions of a topic created without a count (auto-created or -1)",
+    parse: intIn(1, 10_000),
+  },
+  {
+    flag: "default-replication-factor",
+    key: "defaultReplicationFactor",
+    arg: "N",
+    default: "1",
+    help: "replication factor of a topic created without one (auto-created or -1)",
+    parse: intIn(1, 32767),
+  },
+  {
+    flag: "http-token",
+    key: "httpToken",
+    arg: "TOKEN",
+    default: undefined,
+    help: "require Authorization: Bearer TOKEN on every HTTP route but /healthz",
+    parse: str,
   },
   {
     flag: "log-level",

@@ -5,8 +5,12 @@ import { startBroker } from "./broker.ts";
 import { createLogger } from "./log.ts";
 import { DataDirLockedError } from "./datadir-lock.ts";
 import { normalizeTopicDefaults } from "./meta/index.ts";
+import { clientUsage, runClient } from "./cli/index.ts";
 
 async function main(argv: string[]): Promise<number> {
+  // Client subcommands (topic, produce, consume, group, cluster) talk to a running broker.
+  const client = await runClient(argv, process.env);
+  if (client !== undefined) return client;
   let cmd;
   try {
     cmd = parseCommandLine(argv, process.env);
@@ -18,7 +22,7 @@ async function main(argv: string[]): Promise<number> {
     throw e;
   }
   if (cmd.kind === "help") {
-    process.stdout.write(usage(VERSION));
+    process.stdout.write(usage(VERSION) + "\n" + clientUsage());
     return 0;
   }
   if (cmd.kind === "version") {

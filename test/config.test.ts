@@ -93,4 +93,49 @@ describe("config", () => {
     const c3 = run(["--advertise-kafka-addr", "public.example:29092"]);
     expect(advertisedKafka(c3, 9092, "myhost")).toEqual({ host: "public.example", port: 29092 });
   });
+
+  test("Kafka listener flags: auto-create, default partitions and RF, initial rebalance delay", () => {
+    const d = run([]);
+    expect(d.autoCreateTopics).toBe(true);
+    expect(d.numPartitions).toBe(1);
+    expect(d.defaultReplicationFactor).toBe(1);
+    expect(d.groupInitialRebalanceDelayMs).toBe(3000);
+    const c = run(
+      [
+        "--auto-create-topics",
+        "false",
+        "--num-partitions",
+        "6",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+      ],
+      { BROKER_DEFAULT_REPLICATION_FACTOR: "3" },
+    );
+    expect(c.autoCreateTopics).toBe(false);
+    expect(c.numPartitions).toBe(6);
+    expect(c.defaultReplicationFactor).toBe(3);
+    expect(c.groupInitialRebalanceDelayMs).toBe(0);
+    for (
+      const bad of [
+        ["--auto-create-topics", "maybe"],
+        ["--num-partitions", "0"],
+        ["--num-partitions", "1.5"],
+        ["--default-replication-factor", "-1"],
+        ["--group-initial-rebalance-delay-ms", "-5"],
+      ]
+    ) {
+      expect(() => run(bad)).toThrow(ConfigError);
+    }
+  });
+
+  test("--voters: 1, 3 or 5, default 3, from flag or env, listed in --help", () => {
+    expect(run([]).voters).toBe(3);
+    expect(run(["--voters", "5"]).voters).toBe(5);
+    expect(run([], { BROKER_VOTERS: "1" }).voters).toBe(1);
+    for (const bad of ["0", "2", "4", "7", "three", ""]) {
+      expect(() => run(["--voters", bad])).toThrow(ConfigError);
+    }
+    expect(usage("x")).toContain("--voters 1|3|5");
+    expect(usage("x")).toContain("BROKER_VOTERS");
+  });
 });
