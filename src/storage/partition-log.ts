@@ -75,6 +75,15 @@ export class SegmentPartitionLog implements PartitionLog {
     truncatedBytes: 0,
     indexesRebuilt: 0,
   };
+  /**
+   * The checkpoint on disk says "clean" and still describes the log exactly (nothing changed
+   * since a clean open). Until the first change nothing is written, so idle partitions cost no
+   * I/O at start, at checkpoints or at shutdown.
+   */
+  cleanOnDisk = false;
+  /** The "unclean" checkpoint being written before the first change's acknowledgement. */
+  private uncleanMark: Promise<void> | null = null;
+  private lastCheckpoint = "";
   private closed = false;
   private cutPending = false;
   private cfg: LogConfig;
@@ -177,6 +186,7 @@ export class SegmentPartitionLog implements PartitionLog {
       const dup = checkAppendProducers(this.producers, metas);
       if (dup) return this.duplicateResult(dup.baseOffset, dup.lastOffset, opts);
     }
+    const mark = this.markUnclean();
     const total = metas[metas.length - 1].pos + metas[metas.length - 1].size;
     const first = metas[0];
     const last = metas[metas.length - 1];
@@ -199,7 +209,17 @@ export class SegmentPartitionLog implements PartitionLog {
     const mustSync = opts.requireDurable === true || this.deps.flush.kind === "always";
     const commit = this.commit;
     let durable: Promise<void> | null = null;
-    const getDurable = () => (durable ??= commit.waitDurable(end));
+    // No acknowledgement before the checkpoint stops claiming a clean log: a restart after a
+    // crash must scan these bytes, not trust the old clean size.
+    const getDurable = () => {
+      if (!durable) {
+        durable = mark ? mark.then(() => commit.waitDurable(end)) : commit.waitDurable(end);
+        // Pre-handled like waitDurable's own promise: nobody has to await it.
+        void durable.catch(() => {});
+      }
+      return durable;
+    };
+    if (mark) void mark.catch(() => {});
     return {
       baseOffset: first.baseOffset,
       lastOffset: last.lastOffset,
@@ -212,8 +232,31 @@ export class SegmentPartitionLog implements PartitionLog {
       get durable() {
         return getDurable();
       },
-      ack: mustSync ? getDurable() : RESOLVED,
+      ack: mustSync ? getDurable() : mark ?? RESOLVED,
     };
+  }
+
+  /**
+   * Before the first change after a clean open, start writing an unclean checkpoint; returns the
+   * pending write (shared by every change until it lands), or null once it has.
+   */
+  private markUnclean(): Promise<void> | null {
+    if (this.cleanOnDisk) {
+      this.cleanOnDisk = false;
+      const p = this.writeCheckpoint(false).then(
+        () => {
+          if (this.uncleanMark === p) this.uncleanMark = null;
+        },
+        (e) => {
+          // Not on disk: the next change tries again; this one is not acknowledged.
+          if (this.uncleanMark === p) this.uncleanMark = null;
+          this.cleanOnDisk = true;
+          throw new StorageError(`cannot write the recovery checkpoint: ${String(e)}`, e);
+        },
+      );
+      this.uncleanMark = p;
+    }
+    return this.uncleanMark;
   }
 
   private duplicateResult(base: number, last: number, opts: AppendOptions): AppendResult {
@@ -453,13 +496,20 @@ export class SegmentPartitionLog implements PartitionLog {
 
   /** Write the recovery checkpoint (periodically with clean=false; at close with clean=true). */
   async writeCheckpoint(clean: boolean): Promise<void> {
-    const data = new TextEncoder().encode(JSON.stringify(this.checkpointData(clean)));
-    await writeFileDurable(this.deps.io, path.join(this.dir, CHECKPOINT_FILE), data);
+    const json = JSON.stringify(this.checkpointData(clean));
+    await writeFileDurable(
+      this.deps.io,
+      path.join(this.dir, CHECKPOINT_FILE),
+      new TextEncoder().encode(json),
+    );
+    this.lastCheckpoint = json;
+    this.cleanOnDisk = clean;
   }
 
-  /** Periodic: make a recent recovery point durable so a crash scans little. */
+  /** Periodic: make a recent recovery point durable so a crash scans little (if it moved). */
   async checkpoint(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.cleanOnDisk || this.uncleanMark) return;
+    if (JSON.stringify(this.checkpointData(false)) === this.lastCheckpoint) return;
     await this.writeCheckpoint(false);
   }
 
@@ -470,7 +520,14 @@ export class SegmentPartitionLog implements PartitionLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.cleanOnDisk) {
+      // Nothing changed since a clean open: the files on disk already say so.
+      this.commit.fail(new StorageError("log closed"));
+      for (const s of this.segments) s.close();
+      return;
+    }
     try {
+      if (this.uncleanMark) await this.uncleanMark.catch(() => {});
       await this.commit.flush();
       const io = this.deps.io;
       const snap = path.join(this.dir, segmentName(this.logEndOffset(), ".snapshot"));

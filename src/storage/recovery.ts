@@ -115,6 +115,24 @@ export async function openSegmentLog(
       log.recovery.indexesRebuilt++;
     }
   }
+  // Bytes past a clean checkpoint's active size were written after it and never acknowledged
+  // (the first change after a clean open waits for an unclean checkpoint): zero them, so no later
+  // scan can take them for batches.
+  if (log.recovery.clean && scanFrom === segs.length) {
+    const seg = segs[last];
+    const fileSize = seg.fileSize();
+    if (fileSize > cp!.activeSize && !isAllZero(seg, cp!.activeSize, fileSize)) {
+      const dropped = seg.zeroFrom(cp!.activeSize);
+      await seg.handle.fdatasync();
+      log.recovery.truncatedBytes += dropped;
+      logger("warn", "dropped unacknowledged bytes written after a clean checkpoint", {
+        dir,
+        segment: seg.baseOffset,
+        position: cp!.activeSize,
+        bytesDropped: dropped,
+      });
+    }
+  }
   // Epoch cache: the persisted one below the scan start, re-derived above it.
   const epochBytes = io.readFile(path.join(dir, EPOCH_FILE));
   let epochs = epochBytes ? LeaderEpochCache.decode(epochBytes) : null;
@@ -218,7 +236,9 @@ export async function openSegmentLog(
   }
   log.commit.durableOffset = logEnd;
   for (const s of segs) s.dirty = false;
-  await log.writeCheckpoint(false);
+  // A clean log keeps its clean checkpoint until its first change (see markUnclean).
+  if (clean) log.cleanOnDisk = true;
+  else await log.writeCheckpoint(false);
   logger(clean ? "debug" : "info", "partition log opened", {
     dir,
     logStart: log.logStart,
