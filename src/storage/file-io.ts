@@ -41,7 +41,16 @@ function errnoCode(e: unknown): string | undefined {
 }
 
 class RealHandle implements FileHandle {
-  constructor(readonly path: string, private fd: number) {}
+  #closed = false;
+  readonly #fdNumber: number;
+  constructor(readonly path: string, fd: number) {
+    this.#fdNumber = fd;
+  }
+  /** The descriptor, never after close: its number may belong to another file or socket by then. */
+  private get fd(): number {
+    if (this.#closed) throw Object.assign(new Error(`${this.path} is closed`), { code: "EBADF" });
+    return this.#fdNumber;
+  }
   pwrite(buf: Uint8Array, position: number): void {
     let done = 0;
     while (done < buf.length) {
@@ -57,17 +66,25 @@ class RealHandle implements FileHandle {
     return fs.fstatSync(this.fd).size;
   }
   fdatasync(): Promise<void> {
-    const fd = this.fd;
-    return new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+    return new Promise((resolve, reject) => {
+      const fd = this.fd; // throws (rejects) once closed
+      fs.fdatasync(fd, (e) => (e ? reject(e) : resolve()));
+    });
   }
   mmap(): Uint8Array {
     return Bun.mmap(this.path, { shared: true });
   }
+  /**
+   * Idempotent: a second close(2) of the same number could close whatever reused it since
+   * (another file, or a client's socket), so the number is closed exactly once.
+   */
   close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
     try {
-      fs.closeSync(this.fd);
+      fs.closeSync(this.#fdNumber);
     } catch {
-      // already closed
+      // already gone
     }
   }
 }
