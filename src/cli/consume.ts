@@ -36,9 +36,7 @@ async function readPartitions(
 ): Promise<number> {
   let n = 0;
   for (const p of partitions) {
-    const start = /^\d+$/.test(from) || from === "earliest" || from === "latest"
-      ? `offset=${from}`
-      : `timestamp=${enc(from)}`;
+    const start = isTime(from) ? `timestamp=${enc(from)}` : `offset=${from}`;
     let q = start;
     // Bounded: each round returns records or reaches the high watermark.
     for (let round = 0; round < 1_000_000 && n < max; round++) {
@@ -57,6 +55,20 @@ async function readPartitions(
   return n;
 }
 
+/** An offset has at most 12 digits; 13 and more are epoch milliseconds (as in reset-offsets). */
+function isTime(from: string): boolean {
+  return from !== "earliest" && from !== "latest" && !/^\d{1,12}$/.test(from);
+}
+
+/** The `from` the topic stream takes: an epoch-ms time becomes ISO-8601 (digits are offsets there). */
+function streamFrom(from: string): string {
+  if (/^\d{13,}$/.test(from)) {
+    const d = new Date(Number(from));
+    if (!Number.isNaN(d.getTime())) return d.toISOString();
+  }
+  return from;
+}
+
 async function follow(
   client: ApiClient,
   topic: string,
@@ -67,7 +79,7 @@ async function follow(
 ): Promise<void> {
   const res = await client.raw(
     "GET",
-    `/topics/${enc(topic)}/records?follow=true&from=${enc(from)}&format=text`,
+    `/topics/${enc(topic)}/records?follow=true&from=${enc(streamFrom(from))}&format=text`,
     { headers: { accept: "application/x-ndjson" } },
   );
   if (!res.ok || !res.body) {
@@ -164,7 +176,7 @@ export const consumeCommand: Command = {
     "consume TOPIC [--from earliest|latest|OFFSET|TIME] [--partition N] [--group G] [--follow] [--format FMT] [--count N]",
   summary: "Print records of a topic (all partitions by default), like kcat -C.",
   flags: [
-    "-o, --from POS       earliest (default), latest, an offset or a time (ISO-8601 or epoch ms)",
+    "-o, --from POS       earliest (default), latest, an offset or a time (ISO-8601, or epoch ms: 13+ digits)",
     "-p, --partition N    only this partition",
     "-G, --group G        consume as a member of group G (commits as it goes)",
     "-f, --follow         keep waiting for new records (Ctrl-C stops)",
@@ -189,6 +201,11 @@ export const consumeCommand: Command = {
   async run(ctx) {
     const topic = need(ctx, 0, "topic", "consume");
     const from = (ctx.values.from as string | undefined) ?? "earliest";
+    if (isTime(from) && Number.isNaN(/^\d+$/.test(from) ? Number(from) : Date.parse(from))) {
+      throw new CliError(
+        `--from must be earliest, latest, an offset or a time (ISO-8601 or epoch ms), not ${from}`,
+      );
+    }
     const partition = intFlag(ctx.values.partition, "partition");
     const max = intFlag(ctx.values.count, "count") ?? Number.MAX_SAFE_INTEGER;
     const print = printer(ctx.values.format as string | undefined, ctx.json);

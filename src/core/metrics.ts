@@ -6,11 +6,16 @@ type Labels = Record<string, string>;
 
 /** Label sets are keyed by their rendered text: one map lookup per observation. */
 function labelText(labels: Labels): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
-  return parts.join(",");
+  // A plain loop: this runs on every request (HTTP and Kafka), so no intermediate arrays.
+  let out = "";
+  for (const k in labels) out += `${out === "" ? "" : ","}${k}="${escapeLabel(labels[k])}"`;
+  return out;
 }
 
+const NEEDS_ESCAPE = /[\\\n"]/;
+
 export function escapeLabel(v: string): string {
+  if (!NEEDS_ESCAPE.test(v)) return v;
   return v.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll('"', '\\"');
 }
 

@@ -7,12 +7,13 @@ import { matchedRoutes } from "hono/route";
 import type { Broker } from "../broker.ts";
 import { errorBody, errorResponse, HttpError, toHttpError, unsupportedMedia } from "./errors.ts";
 import { topicRoutes } from "./topics.ts";
-import { produceRoutes } from "./produce.ts";
+import { createProducer, type Producer, produceRoutes } from "./produce.ts";
+import { fastProducePath } from "./fast-produce.ts";
 import { readRoutes } from "./read.ts";
 import { tailRoutes } from "./tail.ts";
 import { groupRoutes } from "./groups.ts";
 import { memberRoutes } from "./members.ts";
-import { clusterRoutes } from "./cluster.ts";
+import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
 import { Metrics } from "../core/metrics.ts";
@@ -29,6 +30,7 @@ export interface HttpOptions {
 export interface HttpContext {
   broker: Broker;
   metrics: Metrics;
+  producer: Producer;
 }
 
 /** Register a declared route; handlers build their responses themselves (streams, 204s, errors). */
@@ -39,6 +41,9 @@ export function on(
 ): void {
   app.openapi(route, handler as never);
 }
+
+/** Routes that answer whether or not the broker is ready. */
+const ALWAYS_OPEN = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** Paths whose POST accepts more than JSON (produce bodies). */
 const PRODUCE_PATH = /^\/topics\/[^/]+(\/records|\/partitions\/[^/]+(\/records)?)?$/;
@@ -79,7 +84,8 @@ function routeOf(c: Context): string {
 
 export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHono {
   const metrics = opts.metrics ?? new Metrics();
-  const ctx: HttpContext = { broker, metrics };
+  const producer = createProducer(broker, metrics);
+  const ctx: HttpContext = { broker, metrics, producer };
   const app = new OpenAPIHono({
     // Validation failures are the client's: 400 with every problem named.
     defaultHook: (result, c) => {
@@ -99,6 +105,11 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     metrics.httpRequests.inc({ ...labels, status: String(c.res.status) });
   });
   app.use("*", authMiddleware(opts.token));
+  // While the broker starts or stops, only the probes answer; everything else is a JSON 503.
+  app.use("*", (c, next) => {
+    if (broker.isReady() || ALWAYS_OPEN.has(c.req.path)) return next();
+    return Promise.resolve(c.json(NOT_READY, 503));
+  });
   app.use("*", mediaTypes);
   app.use(
     "*",
@@ -145,6 +156,17 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     broker.log.error("http handler failed", { error: err, path: c.req.path, stack: err.stack });
     return c.json({ error_code: 50000, message: "internal error" }, 500);
   });
+  // JSON produce requests skip the router and middleware chain (see fast-produce.ts).
+  const fast = fastProducePath({
+    producer,
+    metrics,
+    log: broker.log,
+    bodyLimit: HTTP_BODY_LIMIT,
+    authorization: opts.token ? Buffer.from(`Bearer ${opts.token}`) : undefined,
+  });
+  const honoFetch = app.fetch;
+  app.fetch = (req, ...rest) =>
+    (broker.isReady() ? fast(req) : undefined) ?? honoFetch(req, ...rest);
   return app;
 }
 

@@ -39,6 +39,12 @@ const ClusterInfo = z.object({
   }).openapi({ description: "the Raft metadata quorum as this broker sees it (leader -1: none)" }),
 }).openapi("Cluster");
 
+/** The answer while the broker starts or stops. */
+export const NOT_READY = {
+  error_code: 50300,
+  message: "the broker is not ready: it is starting or shutting down; retry shortly",
+};
+
 /** Gauges computed at scrape time from the log and group state. */
 function collectGauges(broker: Broker): GaugeFamily[] {
   const hw: GaugeFamily = {
@@ -121,12 +127,15 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       summary: "Readiness: 200 only once the broker serves",
       responses: {
         200: jsonOk(z.object({ ready: z.boolean() })),
-        503: jsonOk(z.object({ ready: z.boolean() }), "not ready"),
+        503: jsonOk(
+          z.object({ ready: z.boolean(), error_code: z.number().int(), message: z.string() }),
+          "not ready",
+        ),
       },
     }),
     (c) => {
-      const ready = broker.isReady();
-      return c.json({ ready }, ready ? 200 : 503);
+      if (broker.isReady()) return c.json({ ready: true }, 200);
+      return c.json({ ready: false, ...NOT_READY }, 503);
     },
   );
 

@@ -66,6 +66,8 @@ export function statusForKafkaCode(code: number): ContentfulStatusCode {
       return 422;
     case 56: // KAFKA_STORAGE_ERROR
       return 507;
+    case ErrorCode.NOT_CONTROLLER: // a metadata write on a follower: the message names the leader
+    case 8: // BROKER_NOT_AVAILABLE
     case ErrorCode.NOT_LEADER_OR_FOLLOWER:
     case ErrorCode.NOT_ENOUGH_REPLICAS:
     case ErrorCode.COORDINATOR_NOT_AVAILABLE:

@@ -6,9 +6,13 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Acks } from "../core/partition-manager.ts";
 import { partitionForKey } from "../core/partitioner.ts";
-import { encodeRecordBatch, type RecordInput } from "../protocol/record-batch.ts";
+import type { RecordInput } from "../protocol/record-batch.ts";
+import { AppendBatcher } from "./append-batcher.ts";
+import type { Broker } from "../broker.ts";
+import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, topicNotFound } from "./errors.ts";
+import { TopicRoutes } from "./topic-cache.ts";
 import {
   commonErrors,
   ErrorSchema,
@@ -22,9 +26,9 @@ import {
 const enc = new TextEncoder();
 
 /** How JSON keys/values become bytes: curl-first (strings raw), base64, or v2 json (all JSON text). */
-type InFormat = "json" | "text" | "base64" | "v2json";
+export type InFormat = "json" | "text" | "base64" | "v2json";
 
-function parseAcks(v: string | undefined): Acks {
+export function parseAcks(v: string | undefined): Acks {
   if (v === undefined || v === "all" || v === "-1") return -1;
   if (v === "1") return 1;
   return 0;
@@ -45,7 +49,7 @@ function toBytes(v: unknown, format: InFormat, what: string): Uint8Array | null 
   return enc.encode(JSON.stringify(v));
 }
 
-interface ProduceRecord {
+export interface ProduceRecord {
   partition?: number;
   input: RecordInput;
 }
@@ -126,20 +130,45 @@ function parseJsonText(text: string, what: string): unknown {
   }
 }
 
-async function parseProduceBody(c: Context, format: InFormat): Promise<ProduceRecord[]> {
-  const type = (c.req.header("content-type") ?? "application/json").split(";")[0].trim()
-    .toLowerCase();
+function checkCount(n: number): void {
+  if (n > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
+}
+
+/** The records of a parsed JSON body: one record, an array of records or {"records": [...]}. */
+export function jsonRecords(body: unknown, format: InFormat): ProduceRecord[] {
+  const list = Array.isArray(body) ? body : body !== null && typeof body === "object" &&
+      Array.isArray((body as { records?: unknown }).records)
+    ? (body as { records: unknown[] }).records
+    : [body];
+  checkCount(list.length);
+  const out = new Array<ProduceRecord>(list.length);
+  for (let i = 0; i < list.length; i++) out[i] = parseRecord(list[i], i, format);
+  return out;
+}
+
+/** The media type of a request, lower case, without parameters. */
+export function mediaType(header: string | null | undefined): string {
+  const h = header ?? "application/json";
+  const semi = h.indexOf(";");
+  return (semi < 0 ? h : h.slice(0, semi)).trim().toLowerCase();
+}
+
+async function parseProduceBody(
+  c: Context,
+  format: InFormat,
+  key: string | undefined,
+): Promise<ProduceRecord[]> {
+  const type = mediaType(c.req.header("content-type"));
   if (type === "application/x-ndjson" || type === "application/jsonl") {
     const lines = (await c.req.text()).split("\n").filter((l) => l.trim() !== "");
-    if (lines.length > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
+    checkCount(lines.length);
     return lines.map((l, i) => parseRecord(parseJsonText(l, `line ${i + 1}`), i, format));
   }
   if (type === "text/plain") {
     const text = await c.req.text();
     const lines = text.split("\n");
     if (lines.at(-1) === "") lines.pop();
-    if (lines.length > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
-    const key = c.req.query("key");
+    checkCount(lines.length);
     return lines.map((l) => ({
       input: {
         key: key === undefined ? null : enc.encode(key),
@@ -150,22 +179,16 @@ async function parseProduceBody(c: Context, format: InFormat): Promise<ProduceRe
   }
   if (type === "application/octet-stream") {
     const bytes = new Uint8Array(await c.req.arrayBuffer());
-    const key = c.req.query("key") ?? c.req.header("kafka-key");
+    const k = key ?? c.req.header("kafka-key");
     return [{
-      input: { key: key === undefined ? null : enc.encode(key), value: bytes, headers: [] },
+      input: { key: k === undefined ? null : enc.encode(k), value: bytes, headers: [] },
     }];
   }
-  // JSON: the validator has parsed it already (the body is cached).
-  const body = parseJsonText(await c.req.text(), "the body");
-  const list = Array.isArray(body) ? body : body !== null && typeof body === "object" &&
-      Array.isArray((body as { records?: unknown }).records)
-    ? (body as { records: unknown[] }).records
-    : [body];
-  if (list.length > MAX_RECORDS) throw badRequest(`at most ${MAX_RECORDS} records per request`);
-  return list.map((r, i) => parseRecord(r, i, format));
+  // JSON: the route's validator has parsed it (and checked its outer shape) already.
+  return jsonRecords(c.req.valid("json" as never), format);
 }
 
-const ProduceQuery = z.object({
+export const ProduceQuery = z.object({
   acks: z.enum(["0", "1", "all", "-1"]).optional().openapi({
     description: "0: no wait; 1: written; all (default): synced to disk on the in-sync replicas",
   }),
@@ -234,22 +257,32 @@ const produceErrors = {
   507: { description: "disk full", content: { "application/json": { schema: ErrorSchema } } },
 };
 
-export function produceRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
-  let spread = 0;
+export type Producer = ReturnType<typeof createProducer>;
 
-  /** Route records to partitions (explicit, murmur2 on the key, else one sticky partition) and append. */
+/** Routes records to partitions (explicit, murmur2 on the key, else one sticky partition) and appends. */
+export function createProducer(broker: Broker, metrics: Metrics) {
+  let spread = 0;
+  const topics = new TopicRoutes(broker);
+  const batcher = new AppendBatcher((t, p, batch, acks) =>
+    broker.partitions.append(t, p, batch, acks)
+  );
+
   async function produce(topic: string, records: ProduceRecord[], acks: Acks, fixed?: number) {
-    const t = broker.meta.getTopic(topic);
+    const t = topics.get(topic);
     if (!t || t.internal) throw topicNotFound(topic);
     if (records.length === 0) throw badRequest("no records in the body");
-    const n = t.partitions.length;
+    const n = t.partitions;
     if (fixed !== undefined && fixed >= n) {
       throw badRequest(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
     }
     // Keyless records go to one partition per request (like Kafka's sticky partitioner), rotating.
     const sticky = spread++ % n;
-    const byPartition = new Map<number, number[]>();
-    const target = records.map((r, i) => {
+    spread %= 1 << 30;
+    const target = new Array<number>(records.length);
+    let bytes = 0;
+    let only = -1; // the one partition of the request, or -2 when several
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
       let p: number;
       const explicit = fixed ?? r.partition;
       if (explicit !== undefined) {
@@ -259,26 +292,35 @@ export function produceRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
         p = explicit;
       } else if (r.input.key) p = partitionForKey(r.input.key, n);
       else p = sticky;
-      const list = byPartition.get(p);
-      if (list) list.push(i);
-      else byPartition.set(p, [i]);
-      return p;
-    });
-    const now = Date.now();
+      target[i] = p;
+      only = only === -1 || only === p ? p : -2;
+      bytes += (r.input.key?.length ?? 0) + (r.input.value?.length ?? 0);
+    }
     const offsets = new Array<number>(records.length);
-    let bytes = 0;
-    for (const r of records) bytes += (r.input.key?.length ?? 0) + (r.input.value?.length ?? 0);
-    await Promise.all([...byPartition].map(async ([p, idx]) => {
-      const batch = encodeRecordBatch({
-        records: idx.map((i) => records[i].input),
-        baseTimestamp: now,
+    if (only >= 0) {
+      const base = await batcher.add(topic, only, records.map((r) => r.input), acks);
+      for (let j = 0; j < records.length; j++) offsets[j] = base + j;
+    } else {
+      const byPartition = new Map<number, number[]>();
+      target.forEach((p, i) => {
+        const list = byPartition.get(p);
+        if (list) list.push(i);
+        else byPartition.set(p, [i]);
       });
-      const res = await broker.partitions.append(topic, p, batch, acks);
-      idx.forEach((i, j) => (offsets[i] = res.baseOffset + j));
-    }));
+      await Promise.all([...byPartition].map(async ([p, idx]) => {
+        const base = await batcher.add(topic, p, idx.map((i) => records[i].input), acks);
+        idx.forEach((i, j) => (offsets[i] = base + j));
+      }));
+    }
     metrics.produced(topic, records.length, bytes);
     return target.map((p, i) => ({ partition: p, offset: acks === 0 ? null : offsets[i] }));
   }
+
+  return { produce, topics };
+}
+
+export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
+  const produce = producer.produce;
 
   on(
     app,
@@ -310,8 +352,8 @@ export function produceRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
     async (c) => {
       const { topic } = valid(c, "param", TopicParams);
       const q = valid(c, "query", ProduceQuery);
-      if (!broker.meta.getTopic(topic)) throw topicNotFound(topic);
-      const records = await parseProduceBody(c, q.format ?? "json");
+      if (!producer.topics.get(topic)) throw topicNotFound(topic);
+      const records = await parseProduceBody(c, q.format ?? "json", q.key);
       return c.json({ offsets: await produce(topic, records, parseAcks(q.acks)) });
     },
   );

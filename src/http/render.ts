@@ -1,6 +1,12 @@
 // How stored records are shown over HTTP, and the one loop that turns log bytes into records.
 import type { Broker } from "../broker.ts";
-import { ATTR_CONTROL, decodeRecordBatches, type KafkaRecord } from "../protocol/record-batch.ts";
+import {
+  ATTR_CONTROL,
+  BATCH_HEADER_SIZE,
+  batchSizeAt,
+  decodeRecordBatch,
+  type KafkaRecord,
+} from "../protocol/record-batch.ts";
 import { decompress } from "../protocol/compression/index.ts";
 
 export type Format = "json" | "text" | "base64";
@@ -19,12 +25,24 @@ export function render(v: Uint8Array | null, format: Format): unknown {
       ? Buffer.from(v).toString("base64")
       : { base64: Buffer.from(v).toString("base64") };
   }
-  if (format === "text") return text;
+  if (format === "text" || !mayBeJson(text)) return text;
   try {
     return JSON.parse(text);
   } catch {
     return text;
   }
+}
+
+/** Whether text can start a JSON value: most plain text is told apart without a throw. */
+function mayBeJson(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) continue;
+    // { [ " - 0-9 t(rue) f(alse) n(ull)
+    return c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39) ||
+      c === 0x74 || c === 0x66 || c === 0x6e;
+  }
+  return false;
 }
 
 export interface RenderedRecord {
@@ -64,8 +82,13 @@ export interface Collected {
   bytes: number;
 }
 
-/** Bounds the batches scanned per call, whatever the limits say. */
+/** Bounds the reads per call, whatever the limits say. */
 const MAX_READS = 1000;
+/**
+ * Log bytes read per step: a read stops decoding as soon as `limit` records are in hand, so a
+ * large max_bytes does not decode megabytes of batches for a few records.
+ */
+const READ_STEP = 1024 * 1024;
 
 /**
  * Records of one partition from `offset`, at most `limit` records and about `maxBytes` of log
@@ -83,14 +106,21 @@ export function collect(
   const out: KafkaRecord[] = [];
   let next = offset;
   let bytes = 0;
+  const inflate = (codec: number, data: Uint8Array) => decompress(codec, data);
   for (let i = 0; i < MAX_READS && out.length < limit && bytes < maxBytes; i++) {
-    const read = broker.partitions.read(topic, partition, next, Math.max(1, maxBytes - bytes));
-    if (read.records.length === 0) break;
-    bytes += read.records.length;
-    for (const b of decodeRecordBatches(read.records, (codec, data) => decompress(codec, data))) {
+    const want = Math.max(1, Math.min(READ_STEP, maxBytes - bytes));
+    const read = broker.partitions.read(topic, partition, next, want);
+    const buf = read.records;
+    if (buf.length === 0) break;
+    bytes += buf.length;
+    for (let pos = 0; pos + BATCH_HEADER_SIZE <= buf.length && out.length < limit;) {
+      const size = batchSizeAt(buf, pos);
+      if (size < BATCH_HEADER_SIZE || pos + size > buf.length) break;
+      const b = decodeRecordBatch(buf, pos, inflate);
+      pos += size;
       const batchEnd = b.header.baseOffset + b.header.lastOffsetDelta + 1;
       if ((b.header.attributes & ATTR_CONTROL) !== 0 || !b.records) {
-        if (out.length < limit) next = Math.max(next, batchEnd);
+        next = Math.max(next, batchEnd);
         continue;
       }
       for (const r of b.records) {
@@ -100,8 +130,8 @@ export function collect(
       }
       if (out.length < limit) next = Math.max(next, batchEnd);
     }
-    if (read.nextOffset >= read.highWatermark) break;
-    next = Math.max(next, out.length < limit ? read.nextOffset : next);
+    if (out.length >= limit || read.nextOffset >= read.highWatermark) break;
+    next = Math.max(next, read.nextOffset);
   }
   return { records: out, next, bytes };
 }

@@ -81,3 +81,75 @@ test("topic, produce, consume, group and cluster commands", () => {
   expect(bad.err).toContain("404");
   expect(cli(["topic", "delete", "orders"]).code).toBe(0);
 }, 60_000);
+
+function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
+  const r = Bun.spawnSync([...brokerCommand(), ...args], {
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, ...env },
+    timeout: 20_000,
+  });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+}
+
+test("produce --partition/--header; consume --partition, --from offset and time; --json", () => {
+  expect(cli(["topic", "create", "p3", "--partitions", "3"]).code).toBe(0);
+  const before = Date.now() - 1000;
+  const p = cli(["produce", "p3", "-p", "2", "-H", "h=1", "-K", "|"], "a\nk|b\nc\n");
+  expect([p.code, p.err.trim()]).toEqual([0, "produced 3 record(s) to p3"]);
+  const fmt = "{partition}:{offset}:{key}:{value}:{headers}";
+  expect(cli(["consume", "p3", "--partition", "2", "--from", "1", "--format", fmt]).out).toBe(
+    "2:1:k:b:h=1\n2:2::c:h=1\n",
+  );
+  expect(cli(["consume", "p3", "--partition", "1"]).out).toBe("");
+  const later = new Date(Date.now() + 3600_000).toISOString();
+  expect(cli(["consume", "p3", "--from", later]).out).toBe("");
+  // 13 digits are epoch milliseconds, not an offset.
+  expect(cli(["consume", "p3", "--from", String(before), "--count", "1"]).out).toBe("a\n");
+  const j = cli(["consume", "p3", "--json"]).out.trim().split("\n").map((l) => JSON.parse(l));
+  expect(j.map((r) => [r.partition, r.offset, r.value])).toEqual([
+    [2, 0, "a"],
+    [2, 1, "b"],
+    [2, 2, "c"],
+  ]);
+  const list = cli(["topic", "list"]).out.split("\n");
+  expect(list[0]).toMatch(/^NAME\s+PARTITIONS\s+REPLICATION$/);
+  expect(
+    JSON.parse(cli(["topic", "list", "--json"]).out).some((t: { name: string }) => t.name === "p3"),
+  ).toBe(true);
+}, 60_000);
+
+test("errors exit non-zero with one clear line", () => {
+  const cases = [
+    cli(["consume", "p3", "--from", "yesterday"]),
+    cli(["topic", "list", "--bogus"]),
+    cli(["produce"]),
+    cli(["topic", "create", "bad name!"]),
+    cli(["group", "describe", "nobody"]),
+    run(["topic", "list", "--server", "http://127.0.0.1:1"]),
+    run(["topic", "list", "--server", "ftp://x"]),
+  ];
+  for (const r of cases) {
+    expect(r.code).not.toBe(0);
+    expect(r.err.trim().split("\n")).toHaveLength(1);
+    expect(r.err).toMatch(/^broker: \S/);
+    expect(r.out).toBe("");
+  }
+  expect(cases[5].err).toContain("cannot reach http://127.0.0.1:1");
+  expect(cases[3].err).toContain("422");
+}, 60_000);
+
+test("--token and BROKER_HTTP_TOKEN reach a broker run with --http-token", async () => {
+  const t = await startBrokerProcess({ args: ["--http-token", "s3cret"] });
+  try {
+    const no = run(["cluster", "status", "--server", t.httpUrl]);
+    expect(no.code).toBe(1);
+    expect(no.err).toContain("401");
+    expect(run(["cluster", "status", "--server", t.httpUrl, "--token", "s3cret"]).code).toBe(0);
+    const env = run(["topic", "list", "--server", t.httpUrl], { BROKER_HTTP_TOKEN: "s3cret" });
+    expect(env.code).toBe(0);
+  } finally {
+    t.kill("SIGKILL");
+  }
+}, 60_000);

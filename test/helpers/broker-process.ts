@@ -83,6 +83,8 @@ export async function startBrokerProcess(opts: StartOptions = {}): Promise<Runni
   })();
   const exited = proc.exited;
   const timeoutMs = opts.timeoutMs ?? 20_000;
+  let startedOk = false;
+  void started.then(() => (startedOk = true));
   const rec = await Promise.race([
     started,
     exited.then(async (code) => {
@@ -90,6 +92,8 @@ export async function startBrokerProcess(opts: StartOptions = {}): Promise<Runni
       throw new Error(`broker exited with ${code} before starting:\n${logs.join("\n")}`);
     }),
     Bun.sleep(timeoutMs).then(() => {
+      // The race is settled once the broker started: only a broker still starting is killed.
+      if (startedOk) return new Promise<never>(() => {});
       proc.kill(9);
       throw new Error(`broker did not start in ${timeoutMs} ms:\n${logs.join("\n")}`);
     }),

@@ -16,20 +16,49 @@ test("every curl example in docs/http-api.md works", () => {
   const blocks = [...md.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
   expect(blocks.length).toBeGreaterThan(5);
   const host = b.httpUrl.replace("http://", "");
-  // One shell, so variables set by one example are seen by the next; -w prints each status.
-  const script = "set -e\n" + blocks.join("\n")
-    .replaceAll("localhost:8080", host)
-    .replaceAll("curl -s ", "curl -s -w ' HTTP%{http_code}\\n' ");
+  // Every curl of the page, counted: a shell function makes each one print its status on stderr
+  // (also the ones piped into head, whose stdout is cut).
+  const invocations = blocks.join("\n").match(/\bcurl\s/g)?.length ?? 0;
+  expect(invocations).toBeGreaterThan(30);
+  const script = "set -e\n" +
+    'curl() { command curl -w "%{stderr}HTTP%{http_code}\\n" "$@"; }\n' +
+    blocks.join("\n").replaceAll("localhost:8080", host);
   const r = Bun.spawnSync(["bash", "-c", script], {
     stdout: "pipe",
     stderr: "pipe",
     timeout: 30_000,
   });
-  const out = r.stdout.toString();
-  expect(r.stderr.toString()).toBe("");
+  const err = r.stderr.toString().split("\n").filter((l) => l !== "");
+  expect(err.filter((l) => !/^HTTP\d{3}$/.test(l))).toEqual([]);
   expect(r.exitCode).toBe(0);
-  const statuses = [...out.matchAll(/HTTP(\d{3})/g)].map((m) => Number(m[1]));
-  expect(statuses.length).toBeGreaterThan(30);
-  // Streams cut by --max-time report 200 too; nothing may fail.
-  expect(statuses.filter((s) => s >= 400)).toEqual([]);
+  const statuses = err.map((l) => Number(l.slice(4)));
+  // Each example ran once, and none failed (streams cut by --max-time report 200 too).
+  expect(statuses).toHaveLength(invocations);
+  expect(statuses.filter((s) => s < 200 || s >= 400)).toEqual([]);
 }, 60_000);
+
+test("the page has a curl example for every route of /openapi.json", async () => {
+  const md = readFileSync(join(import.meta.dir, "..", "..", "docs", "http-api.md"), "utf8");
+  const lines = [...md.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1].split("\n"))
+    .filter((l) => /\bcurl\s/.test(l));
+  // Method and path of each example: -X, else POST with a body, else GET.
+  const examples = lines.map((l) => {
+    const method = /-X\s+([A-Z]+)/.exec(l)?.[1] ??
+      (/\s(-d|--data-binary)\s/.test(l) ? "POST" : "GET");
+    const path = /localhost:8080(\/[^\s'"?]*)/.exec(l)?.[1] ?? "";
+    return { method, path };
+  });
+  const doc = (await (await fetch(`${b.httpUrl}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  const missing: string[] = [];
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    const re = new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}$`);
+    for (const method of Object.keys(ops).map((m) => m.toUpperCase())) {
+      if (!examples.some((e) => e.method === method && re.test(e.path))) {
+        missing.push(`${method} ${path}`);
+      }
+    }
+  }
+  expect(missing).toEqual([]);
+});

@@ -1,0 +1,159 @@
+// Every status of the issue's error list, against real broker processes: each answer is JSON
+// {"error_code", "message"} with the right status. 401 is covered in api.test.ts, 507 (disk
+// full) in test/integration/broker.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { clusterRequest } from "../../src/cluster/transport.ts";
+import type { ClusterStatus } from "../../src/cluster/node.ts";
+import { statusForKafkaCode } from "../../src/http/errors.ts";
+import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+
+const started: RunningBroker[] = [];
+let b: RunningBroker;
+beforeAll(async () => {
+  b = await startBrokerProcess();
+  started.push(b);
+});
+afterAll(() => {
+  for (const x of started) x.kill("SIGKILL");
+});
+
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: string,
+  type = "application/json",
+) {
+  const res = await fetch(base + path, {
+    method,
+    body,
+    headers: body === undefined ? {} : { "content-type": type },
+  });
+  const json = (await res.json()) as { error_code?: number; message?: string };
+  return { status: res.status, json };
+}
+
+function expectError(r: { status: number; json: { error_code?: number; message?: string } }) {
+  expect(typeof r.json.error_code).toBe("number");
+  expect(Math.floor(r.json.error_code! / 100)).toBe(r.status);
+  expect(typeof r.json.message).toBe("string");
+  expect(r.json.message!.length).toBeGreaterThan(5);
+}
+
+describe("error statuses", () => {
+  test("400, 404 (topic, partition, group), 409, 415, 422", async () => {
+    const u = b.httpUrl;
+    const created = await call(u, "POST", "/topics", JSON.stringify({ name: "e1", partitions: 2 }));
+    expect(created.status).toBe(201);
+    const cases: [number, Promise<Awaited<ReturnType<typeof call>>>][] = [
+      [400, call(u, "POST", "/topics", "{not json")],
+      [400, call(u, "POST", "/topics/e1/records", "{not json")],
+      [400, call(u, "POST", "/topics/e1/records?acks=2", '{"value":1}')],
+      [400, call(u, "POST", "/topics/e1/records", '{"value":1,"bogus":2}')],
+      [400, call(u, "GET", "/topics/e1/partitions/0/records?limit=abc")],
+      [404, call(u, "GET", "/topics/nope")],
+      [404, call(u, "POST", "/topics/nope/records", '{"value":1}')],
+      [404, call(u, "GET", "/topics/e1/partitions/7/records")],
+      [404, call(u, "GET", "/groups/nope")],
+      [409, call(u, "POST", "/topics", JSON.stringify({ name: "e1", partitions: 1 }))],
+      [415, call(u, "POST", "/topics/e1/records", "<a/>", "text/xml")],
+      [415, call(u, "POST", "/topics", "x", "text/plain")],
+      [422, call(u, "POST", "/topics", JSON.stringify({ name: "bad name!", partitions: 1 }))],
+      [
+        422,
+        call(u, "POST", "/topics", JSON.stringify({ name: "e2", configs: { "no.such": "1" } })),
+      ],
+      [422, call(u, "PATCH", "/topics/e1/configs", JSON.stringify({ "retention.ms": "soon" }))],
+    ];
+    for (const [want, p] of cases) {
+      const r = await p;
+      expect([want, r.json]).toEqual([r.status, r.json]);
+      expectError(r);
+    }
+  });
+
+  test("413 over max.message.bytes, also when requests share a batch", async () => {
+    const u = b.httpUrl;
+    const made = await call(
+      u,
+      "POST",
+      "/topics",
+      JSON.stringify({ name: "small", partitions: 1, configs: { "max.message.bytes": "2000" } }),
+    );
+    expect(made.status).toBe(201);
+    const big = JSON.stringify({ value: "x".repeat(3000) });
+    const one = await call(u, "POST", "/topics/small/records?acks=1", big);
+    expect(one.status).toBe(413);
+    expectError(one);
+    // Concurrent requests are appended together: the oversized one alone is refused.
+    const small = JSON.stringify({ value: "y".repeat(100) });
+    const rs = await Promise.all(
+      [small, big, small, small, big, small].map((body) =>
+        call(u, "POST", "/topics/small/records?acks=1", body)
+      ),
+    );
+    expect(rs.map((r) => r.status)).toEqual([200, 413, 200, 200, 413, 200]);
+    const offsets = rs.filter((r) => r.status === 200).map((r) =>
+      (r.json as unknown as { offsets: { offset: number }[] }).offsets[0].offset
+    );
+    expect(new Set(offsets).size).toBe(4);
+    const read = await fetch(`${u}/topics/small/partitions/0/records?offset=0&format=text`);
+    const got = (await read.json()) as { records: { offset: number; value: string }[] };
+    expect(got.records.map((r) => r.offset).sort()).toEqual(offsets.sort());
+    expect(got.records.every((r) => r.value === "y".repeat(100))).toBe(true);
+  });
+
+  test("Kafka error codes behind the statuses (503 for not-controller and not-ready causes)", () => {
+    expect(statusForKafkaCode(41)).toBe(503); // NOT_CONTROLLER
+    expect(statusForKafkaCode(8)).toBe(503); // BROKER_NOT_AVAILABLE
+    expect(statusForKafkaCode(10)).toBe(413); // MESSAGE_TOO_LARGE
+    expect(statusForKafkaCode(56)).toBe(507); // KAFKA_STORAGE_ERROR: disk full
+    expect(statusForKafkaCode(40)).toBe(422); // INVALID_CONFIG
+    expect(statusForKafkaCode(36)).toBe(409); // TOPIC_ALREADY_EXISTS
+  });
+});
+
+async function status(x: RunningBroker): Promise<ClusterStatus | undefined> {
+  try {
+    return await clusterRequest(x.clusterAddr, "status", {}, 1000) as ClusterStatus;
+  } catch {
+    return undefined;
+  }
+}
+
+test("a metadata write on a follower answers 503 naming the leader", async () => {
+  // One voter: the second broker joins as a learner and follows broker 0.
+  const args = (id: number) => ["--node-id", String(id), "--voters", "1"];
+  const b0 = await startBrokerProcess({
+    dataDir: tempDir("errors-"),
+    args: args(0),
+    timeoutMs: 30_000,
+  });
+  started.push(b0);
+  const b1 = await startBrokerProcess({
+    dataDir: tempDir("errors-"),
+    args: [...args(1), "--join", b0.clusterAddr],
+    timeoutMs: 30_000,
+  });
+  started.push(b1);
+  let leader = -1;
+  for (let i = 0; i < 400 && leader < 0; i++) {
+    if (i > 0) await Bun.sleep(50);
+    const [s0, s1] = await Promise.all([status(b0), status(b1)]);
+    if (s0 && s1 && s0.quorum.leader >= 0 && s0.quorum.leader === s1.quorum.leader) {
+      leader = s0.quorum.leader;
+    }
+  }
+  expect(leader).toBeGreaterThanOrEqual(0);
+  const follower = leader === 0 ? b1 : b0;
+  const r = await call(
+    follower.httpUrl,
+    "POST",
+    "/topics",
+    JSON.stringify({ name: "f1", partitions: 1 }),
+  );
+  expect(r.status).toBe(503);
+  expectError(r);
+  expect(r.json.message).toContain(`broker ${leader}`);
+  expect((r.json as { kafka_error_code?: number }).kafka_error_code).toBe(41);
+}, 60_000);
