@@ -147,6 +147,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     // registered; its handlers need the group service, which exists only after registration.
     const late: { groups?: GroupService } = {};
     let kafkaAddr = { host: "", port: 0 };
+    // One registry for both front doors: GET /metrics shows Kafka and HTTP traffic together.
+    const metrics = new Metrics();
     const kafkaCtx: KafkaContext = {
       partitions,
       meta,
@@ -156,6 +158,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       },
       producerIds: new ProducerIdAllocator(cfg.dataDir),
       log: log.child({ component: "kafka" }),
+      metrics,
       autoCreateTopics: cfg.autoCreateTopics,
       brokerSettings: brokerSettings(cfg),
       advertised: () => kafkaAddr,
@@ -211,7 +214,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       partitions,
       meta,
       groups,
-      metrics: new Metrics(),
+      metrics,
       cluster,
       isReady: () => ready,
       stop: async () => {

@@ -4,6 +4,7 @@ import type { GroupService } from "../core/group-service.ts";
 import type { PartitionManager } from "../core/partition-manager.ts";
 import type { MetadataStore } from "../meta/index.ts";
 import type { Logger } from "../log.ts";
+import type { Metrics } from "../core/metrics.ts";
 import type { DecodedRequestHeader, Struct } from "../protocol/kafka/index.ts";
 import type { ProducerIdAllocator } from "./producer-ids.ts";
 
@@ -13,6 +14,8 @@ export interface KafkaContext {
   readonly groups: GroupService;
   readonly producerIds: ProducerIdAllocator;
   readonly log: Logger;
+  /** The broker's Prometheus registry (shared with the HTTP front door). */
+  readonly metrics: Metrics;
   /** Whether Metadata may create unknown topics when the client allows it. */
   readonly autoCreateTopics: boolean;
   /** Static broker settings described as broker configs (DescribeConfigs resource type 4). */

@@ -39,6 +39,14 @@ export class Dispatcher implements FrameDispatcher {
     if (failed) s.errors++;
   }
 
+  /** Handler time, long-polls included (Kafka's request latency does the same). */
+  #observe(apiKey: number, t0: number): void {
+    this.ctx.metrics.kafkaSeconds.observe(
+      { api: apiName(apiKey) },
+      (performance.now() - t0) / 1000,
+    );
+  }
+
   async dispatch(frame: Uint8Array, conn: KafkaConnection): Promise<FrameOutcome> {
     let decoded;
     try {
@@ -69,6 +77,7 @@ export class Dispatcher implements FrameDispatcher {
       this.#count(header.apiKey, true);
       return "close";
     }
+    const t0 = performance.now();
     try {
       const result = await handler(this.ctx, {
         header,
@@ -77,10 +86,12 @@ export class Dispatcher implements FrameDispatcher {
         clientHost: `/${conn.remoteHost}`,
       });
       this.#count(header.apiKey, false);
+      this.#observe(header.apiKey, t0);
       if (result === null) return null;
       return encodeResponseFrame(header.apiKey, header.apiVersion, header.correlationId, result);
     } catch (e) {
       this.#count(header.apiKey, true);
+      this.#observe(header.apiKey, t0);
       if (e instanceof CloseConnection) return "close";
       this.ctx.log.warn("Kafka request failed; closing the connection", {
         api: apiName(header.apiKey),

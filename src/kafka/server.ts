@@ -72,6 +72,12 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
       },
       error(socket, error) {
         ctx.log.debug("kafka socket error", { error, remote: socket.data?.remoteHost });
+        // Never touch an errored socket again (a late response would write to it): its fd
+        // number may already belong to another connection.
+        const conn = socket.data;
+        if (!conn) return;
+        live.delete(conn);
+        conn.onClose();
       },
     },
   });

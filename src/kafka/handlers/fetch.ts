@@ -3,6 +3,7 @@
 // out as slices of the segment mappings: whole stored batches, never copied or re-encoded.
 import type { Struct } from "../../protocol/kafka/index.ts";
 import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import { batchTraffic } from "../traffic.ts";
 
 const OFFSET_OUT_OF_RANGE = 1;
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
@@ -111,6 +112,13 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
     }));
     const remaining = deadline - performance.now();
     if (bytes >= minBytes || errors || remaining <= 0) {
+      for (const t of responses) {
+        for (const p of t.partitions) {
+          if (p.records.length === 0) continue;
+          const served = batchTraffic(p.records);
+          ctx.metrics.consumed(t.topic, served.records, served.bytes);
+        }
+      }
       return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses };
     }
     await waitAny(ctx, wanted.flat(), remaining);

@@ -21,6 +21,7 @@ import {
   type RequestContext,
   str,
 } from "../context.ts";
+import { batchTraffic } from "../traffic.ts";
 
 const CORRUPT_MESSAGE = 2;
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
@@ -114,14 +115,18 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
       // Started now, before any await: appends keep the request order.
       parts.push(
         ctx.partitions.append(name, index, records!, acks).then(
-          (r) => ({
-            index,
-            errorCode: 0,
-            baseOffset: r.baseOffset,
-            logAppendTimeMs: r.logAppendTime,
-            logStartOffset: r.logStartOffset,
-            errorMessage: null,
-          }),
+          (r) => {
+            const t = batchTraffic(records!);
+            ctx.metrics.produced(name, t.records, t.bytes);
+            return {
+              index,
+              errorCode: 0,
+              baseOffset: r.baseOffset,
+              logAppendTimeMs: r.logAppendTime,
+              logStartOffset: r.logStartOffset,
+              errorMessage: null,
+            };
+          },
           (e) => fail(errorCodeOf(e), errorMessageOf(e)),
         ),
       );
