@@ -1,0 +1,185 @@
+// npm run bench [-- --quick] [-- --no-docs]: our broker side by side with NATS JetStream and Redis
+// Streams, plus the client's ceiling and the machine's limits, in one run. Prints one table of
+// ratios, writes the generated block of docs/benchmarks.md and docs/benchmarks-chart.svg.
+// Every server it starts is stopped, also on failure or Ctrl-C.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { killAll } from "./suite/proc.ts";
+import {
+  buildTools,
+  describeMachine,
+  ensurePackages,
+  loadAverage,
+  writeRecordFile,
+} from "./suite/setup.ts";
+import {
+  ceiling,
+  type Ctx,
+  latency,
+  limits,
+  memoryAndRestart,
+  natsProduce,
+  oursProduce,
+  type Plan,
+  type ProduceCase,
+  redisProduce,
+  Results,
+} from "./suite/workloads.ts";
+import { buildReport, docBlock, targetsText, textTable, writeDoc } from "./suite/report.ts";
+import { chartSvg } from "./suite/chart.ts";
+
+const repo = join(import.meta.dir, "..", "..");
+const args = new Set(process.argv.slice(2));
+for (const a of args) {
+  if (!["--quick", "--no-docs"].includes(a)) {
+    console.error(`bench: unknown argument ${a} (use --quick, --no-docs)`);
+    process.exit(2);
+  }
+}
+const quick = args.has("--quick");
+
+const plan: Plan = quick
+  ? {
+    quick,
+    reps: 1,
+    n100: 150_000,
+    n1k: 30_000,
+    latRate: 50_000,
+    latSeconds: 2,
+    w6Records: 10,
+    restartReps: 1,
+    ddMiB: 256,
+    tcpBytes: 1 << 30,
+    fsyncCount: 200,
+  }
+  : {
+    quick,
+    reps: 3,
+    n100: 1_000_000,
+    // 200 MB per W3 run keeps the full run near 15 minutes on 2 shared cores.
+    n1k: 200_000,
+    latRate: 50_000,
+    latSeconds: 5,
+    w6Records: 100,
+    restartReps: 2,
+    ddMiB: 512,
+    tcpBytes: 2 * 2 ** 30,
+    fsyncCount: 500,
+  };
+
+const log = (s: string) => console.log(s);
+const started = new Date();
+const t0 = performance.now();
+const loadStart = loadAverage();
+// The scratch directory holds every data dir: on the local disk (not tmpfs) so fsync means something.
+const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "bench-suite-"));
+
+let interrupted = false;
+process.on("SIGINT", () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  console.error("bench: interrupted; stopping servers");
+  void killAll().finally(() => {
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
+});
+
+async function main(): Promise<number> {
+  log(`bench suite (${quick ? "quick" : "full"}), scratch ${dir}, load average ${loadStart}`);
+  await ensurePackages(log);
+  log("building the C clients and our broker…");
+  const tools = await buildTools(dir, repo);
+  const machine = await describeMachine(tools, dir);
+  log(
+    `machine: ${machine.cores} × ${machine.cpu}, ${machine.memGiB} GiB, ${machine.os}, disk ${machine.disk}`,
+  );
+  log(`versions: ${Object.entries(machine.versions).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+
+  const f100 = join(dir, "records-100.txt");
+  const f1k = join(dir, "records-1k.txt");
+  writeRecordFile(f100, plan.n100, 100);
+  writeRecordFile(f1k, plan.n1k, 1024);
+  const cases: ProduceCase[] = [
+    { id: "W1", partitions: 1, size: 100, records: plan.n100, file: f100 },
+    { id: "W2", partitions: 8, size: 100, records: plan.n100, file: f100 },
+    { id: "W3", partitions: 1, size: 1024, records: plan.n1k, file: f1k },
+  ];
+  const res = new Results();
+  const ctx: Ctx = { plan, tools, dir, res, log };
+
+  log("limits");
+  await limits(ctx);
+  // Repetitions on the outside and systems interleaved inside, so a noisy minute on this shared
+  // machine hits every system rather than one.
+  for (let rep = 1; rep <= plan.reps && !interrupted; rep++) {
+    log(`repetition ${rep}/${plan.reps}`);
+    for (const c of cases) {
+      await ceiling(ctx, c);
+      await oursProduce(ctx, c, "a", rep);
+      await natsProduce(ctx, c, rep);
+      await redisProduce(ctx, c, "a", rep);
+      await oursProduce(ctx, c, "b", rep);
+      await redisProduce(ctx, c, "b", rep);
+    }
+    await latency(ctx, rep);
+  }
+  log("W6 memory and restart");
+  await memoryAndRestart(ctx);
+
+  const minutes = (performance.now() - t0) / 60_000;
+  const loadEnd = loadAverage();
+  const report = buildReport(res);
+  log("");
+  log(textTable(report.throughput));
+  log("");
+  log(textTable(report.cpu));
+  log("");
+  log(textTable(report.latency));
+  log("");
+  log(textTable(report.memory));
+  log("");
+  log(textTable(report.limits));
+  log("");
+  log("targets:");
+  log(targetsText(report.targets));
+  if (res.errors.length > 0) log(`\n${res.errors.length} error(s):\n${res.errors.join("\n")}`);
+  log(`\n${minutes.toFixed(1)} min; load average ${loadStart} → ${loadEnd}`);
+
+  if (!args.has("--no-docs")) {
+    const chartFile = "benchmarks-chart.svg";
+    const subtitle = `${started.toISOString().slice(0, 10)}, ${quick ? "--quick" : "full run"}, ` +
+      `${machine.cores} vCPU ${machine.cpu}, load ${loadStart} → ${loadEnd}; ours ${machine.versions.ours}, ` +
+      `nats-server ${machine.versions["nats-server"]}, Redis ${machine.versions["redis-server"]}`;
+    writeFileSync(join(repo, "docs", chartFile), chartSvg(res, subtitle));
+    writeDoc(
+      repo,
+      join(repo, "docs", "benchmarks.md"),
+      docBlock({
+        report,
+        machine,
+        plan,
+        started,
+        minutes,
+        loadStart,
+        loadEnd,
+        errors: res.errors,
+        chartFile,
+      }),
+    );
+    log(`wrote docs/benchmarks.md (suite section) and docs/${chartFile}`);
+  }
+  return res.errors.length > 0 ? 1 : 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  console.error(`bench: ${(e as Error).stack ?? e}`);
+} finally {
+  await killAll();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(code);
