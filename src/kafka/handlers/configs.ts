@@ -2,7 +2,12 @@
 // registry in meta (values, sources, synonyms, types, docs). Broker configs are static (flags
 // and --topic-default), so they can be described but not altered over the wire.
 import type { Struct } from "../../protocol/kafka/index.ts";
-import { CONFIG_SOURCE_CODE, describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
+import {
+  CONFIG_SOURCE_CODE,
+  describeTopicConfig,
+  TOPIC_CONFIGS,
+  type TopicInfo,
+} from "../../meta/index.ts";
 import {
   arr,
   bool,
@@ -167,27 +172,39 @@ function resourceError(r: Struct, errorCode: number, errorMessage: string | null
   };
 }
 
+/** The topic an alter request names, or the error response for that resource. */
+function alterTarget(
+  ctx: KafkaContext,
+  r: Struct,
+): { name: string; topic: TopicInfo } | { error: ReturnType<typeof resourceError> } {
+  if (num(r.resourceType) !== TOPIC) {
+    return {
+      error: resourceError(
+        r,
+        INVALID_REQUEST,
+        "only topic configs can be altered; broker configs are flags",
+      ),
+    };
+  }
+  const name = str(r.resourceName);
+  const topic = ctx.meta.getTopic(name);
+  if (!topic) {
+    return { error: resourceError(r, UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`) };
+  }
+  return { name, topic };
+}
+
 /** AlterConfigs replaces a topic's whole override set with the one given. */
 export async function alterConfigs(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const validateOnly = bool(req.body.validateOnly);
   const responses = [];
   for (const r of arr(req.body.resources)) {
-    if (num(r.resourceType) !== TOPIC) {
-      responses.push(
-        resourceError(
-          r,
-          INVALID_REQUEST,
-          "only topic configs can be altered; broker configs are flags",
-        ),
-      );
+    const target = alterTarget(ctx, r);
+    if ("error" in target) {
+      responses.push(target.error);
       continue;
     }
-    const name = str(r.resourceName);
-    const t = ctx.meta.getTopic(name);
-    if (!t) {
-      responses.push(resourceError(r, UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`));
-      continue;
-    }
+    const { name, topic: t } = target;
     const set: Record<string, string> = {};
     for (const c of arr(r.configs)) {
       const value = nstr(c.value);
@@ -217,22 +234,12 @@ export async function incrementalAlterConfigs(
   const validateOnly = bool(req.body.validateOnly);
   const responses = [];
   for (const r of arr(req.body.resources)) {
-    if (num(r.resourceType) !== TOPIC) {
-      responses.push(
-        resourceError(
-          r,
-          INVALID_REQUEST,
-          "only topic configs can be altered; broker configs are flags",
-        ),
-      );
+    const target = alterTarget(ctx, r);
+    if ("error" in target) {
+      responses.push(target.error);
       continue;
     }
-    const name = str(r.resourceName);
-    const t = ctx.meta.getTopic(name);
-    if (!t) {
-      responses.push(resourceError(r, UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`));
-      continue;
-    }
+    const { name, topic: t } = target;
     const set: Record<string, string> = {};
     const del: string[] = [];
     let error: [number, string] | null = null;
