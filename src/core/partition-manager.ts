@@ -62,6 +62,8 @@ const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
 export class PartitionManager {
   readonly #parts = new Map<string, PartitionState>();
+  /** Names of internal topics (e.g. __consumer_offsets): the produce path checks this per request. */
+  readonly #internal = new Set<string>();
   #closed = false;
 
   constructor(
@@ -119,6 +121,8 @@ export class PartitionManager {
 
   /** Make the open logs match one topic's metadata (new partitions, config changes). */
   async syncTopic(t: TopicInfo): Promise<void> {
+    if (t.internal) this.#internal.add(t.name);
+    else this.#internal.delete(t.name);
     const resolved = this.meta.topicConfig(t.name);
     const config = logConfigOf(resolved);
     for (const p of t.partitions) {
@@ -179,6 +183,7 @@ export class PartitionManager {
   async deleteTopic(name: string): Promise<void> {
     const t = this.meta.getTopic(name);
     await this.#metaWrite(() => this.meta.deleteTopic(name));
+    this.#internal.delete(name);
     if (!t) return;
     for (const p of t.partitions) {
       const st = this.#parts.get(key(name, p.partition));
@@ -218,6 +223,11 @@ export class PartitionManager {
       );
     }
     return st;
+  }
+
+  /** Whether a topic is internal, answered from memory (no metadata query on the hot path). */
+  isInternal(topic: string): boolean {
+    return this.#internal.has(topic);
   }
 
   has(topic: string, partition: number): boolean {

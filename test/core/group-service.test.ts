@@ -48,6 +48,9 @@ test("join, sync, commit; offsets survive a restart and are in SQLite", async ()
   const dataDir = tempDir();
   const a = await open(dataDir);
   await a.pm.createTopic("orders", 3, 1, {});
+  // The produce path refuses internal topics from memory, without a metadata query.
+  expect(a.pm.isInternal(OFFSETS_TOPIC)).toBe(true);
+  expect(a.pm.isInternal("orders")).toBe(false);
   const subscription = encodeSubscription({
     version: 0,
     topics: ["orders"],

@@ -131,7 +131,7 @@ export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Pro
   const topics = [];
   for (const t of arr(req.body.topics)) {
     const name = str(t.name);
-    const internal = ctx.meta.getTopic(name)?.internal ?? false;
+    const internal = ctx.partitions.isInternal(name);
     const partitions = [];
     for (const p of arr(t.partitions)) {
       const partitionIndex = num(p.partitionIndex);

@@ -77,7 +77,7 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
   for (const td of arr(req.body.topicData)) {
     const name = str(td.name);
     const parts: (PartitionAnswer | Promise<PartitionAnswer>)[] = [];
-    const internal = ctx.meta.getTopic(name)?.internal ?? false;
+    const internal = ctx.partitions.isInternal(name);
     for (const pd of arr(td.partitionData)) {
       const index = num(pd.index);
       const fail = (errorCode: number, errorMessage: string | null): PartitionAnswer => ({
