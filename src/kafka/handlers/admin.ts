@@ -1,5 +1,6 @@
 // Topic administration: CreateTopics, DeleteTopics, CreatePartitions. Every change goes
 // through the PartitionManager (metadata log, then the open logs), with validateOnly honoured.
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
 import { describeTopicConfig } from "../../meta/index.ts";
 import {
@@ -14,11 +15,6 @@ import {
   str,
 } from "../context.ts";
 import { wireUuid } from "./cluster.ts";
-
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const INVALID_REPLICA_ASSIGNMENT = 39;
-const INVALID_REQUEST = 42;
-const UNKNOWN_TOPIC_ID = 100;
 
 export async function createTopics(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const v = req.header.apiVersion;
@@ -42,13 +38,15 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
       errorMessage,
     });
     if ((counts.get(name) ?? 0) > 1) {
-      topics.push(fail(INVALID_REQUEST, `topic ${name} appears more than once in the request`));
+      topics.push(
+        fail(ErrorCode.INVALID_REQUEST, `topic ${name} appears more than once in the request`),
+      );
       continue;
     }
     if (arr(t.assignments).length > 0) {
       topics.push(
         fail(
-          INVALID_REPLICA_ASSIGNMENT,
+          ErrorCode.INVALID_REPLICA_ASSIGNMENT,
           "manual replica assignment is not supported; give a partition count",
         ),
       );
@@ -116,7 +114,7 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
         responses.push({
           name: null,
           topicId: w.topicId,
-          errorCode: UNKNOWN_TOPIC_ID,
+          errorCode: ErrorCode.UNKNOWN_TOPIC_ID,
           errorMessage: "unknown topic id",
         });
         continue;
@@ -127,7 +125,7 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
       responses.push({
         name,
         topicId: w.topicId,
-        errorCode: UNKNOWN_TOPIC_OR_PARTITION,
+        errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         errorMessage: `unknown topic ${name}`,
       });
       continue;
@@ -156,7 +154,7 @@ export async function createPartitions(ctx: KafkaContext, req: RequestContext): 
     if (t.assignments !== null && t.assignments !== undefined && arr(t.assignments).length > 0) {
       results.push({
         name,
-        errorCode: INVALID_REPLICA_ASSIGNMENT,
+        errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
         errorMessage: "manual replica assignment is not supported; give only the new count",
       });
       continue;

@@ -1,6 +1,7 @@
 // ApiVersions, Metadata, DescribeCluster and FindCoordinator: how clients find this broker,
 // its topics and the coordinator. There is one broker per advertised address, and it is the
 // controller and the coordinator of every group (a cluster will route by partition leader).
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import { ADVERTISED } from "../../protocol/kafka/index.ts";
 import type { TopicInfo } from "../../meta/index.ts";
 import {
@@ -14,10 +15,6 @@ import {
   str,
 } from "../context.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
-
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const INVALID_TOPIC_EXCEPTION = 17;
-const INVALID_REQUEST = 42;
 
 /** Topic ids are stored as UUID strings; the wire wants 32 hex digits. */
 export const wireUuid = (id: string) => id.replaceAll("-", "");
@@ -104,14 +101,16 @@ export async function metadata(ctx: KafkaContext, req: RequestContext): Promise<
             topics.push(
               topicError(
                 name,
-                code === INVALID_TOPIC_EXCEPTION ? code : UNKNOWN_TOPIC_OR_PARTITION,
+                code === ErrorCode.INVALID_TOPIC_EXCEPTION
+                  ? code
+                  : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
               ),
             );
             continue;
           }
         }
       }
-      topics.push(t ? describeTopic(t) : topicError(name, UNKNOWN_TOPIC_OR_PARTITION));
+      topics.push(t ? describeTopic(t) : topicError(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
     }
   }
   return {
@@ -140,7 +139,7 @@ export function describeCluster(ctx: KafkaContext, req: RequestContext): Struct 
   if (endpointType !== 1) {
     return {
       ...base,
-      errorCode: INVALID_REQUEST,
+      errorCode: ErrorCode.INVALID_REQUEST,
       errorMessage: "only broker endpoints (type 1) are served",
       brokers: [],
     };
@@ -160,7 +159,6 @@ export function describeCluster(ctx: KafkaContext, req: RequestContext): Struct 
 
 const KEY_GROUP = 0;
 const KEY_TRANSACTION = 1;
-const INVALID_GROUP_ID = 24;
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 
 export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct {
@@ -180,7 +178,7 @@ export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct 
     }
     if (keyType !== KEY_GROUP) {
       return {
-        errorCode: INVALID_REQUEST,
+        errorCode: ErrorCode.INVALID_REQUEST,
         errorMessage: `coordinator key type ${keyType} is not supported`,
         nodeId: -1,
         host: "",
@@ -189,7 +187,7 @@ export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct 
     }
     if (key === "") {
       return {
-        errorCode: INVALID_GROUP_ID,
+        errorCode: ErrorCode.INVALID_GROUP_ID,
         errorMessage: "the group id is empty",
         nodeId: -1,
         host: "",

@@ -1,6 +1,7 @@
 // DescribeConfigs, AlterConfigs and IncrementalAlterConfigs. Topic configs come from the one
 // registry in meta (values, sources, synonyms, types, docs). Broker configs are static (flags
 // and --topic-default), so they can be described but not altered over the wire.
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
 import {
   CONFIG_SOURCE_CODE,
@@ -20,9 +21,6 @@ import {
   str,
 } from "../context.ts";
 
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const INVALID_CONFIG = 40;
-const INVALID_REQUEST = 42;
 const TOPIC = 2;
 const BROKER = 4;
 
@@ -41,7 +39,7 @@ function topicRows(ctx: KafkaContext, name: string): ConfigRow[] {
   const t = ctx.meta.getTopic(name);
   if (!t) {
     throw Object.assign(new Error(`unknown topic ${name}`), {
-      errorCode: UNKNOWN_TOPIC_OR_PARTITION,
+      errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     });
   }
   return describeTopicConfig(t.configs, ctx.meta.topicDefaults).map((d) => ({
@@ -128,7 +126,7 @@ export function describeConfigs(ctx: KafkaContext, req: RequestContext): Struct 
         if (resourceName !== "" && resourceName !== String(ctx.meta.nodeId)) {
           return {
             ...base,
-            errorCode: INVALID_REQUEST,
+            errorCode: ErrorCode.INVALID_REQUEST,
             errorMessage: `this is broker ${ctx.meta.nodeId}, not ${resourceName}`,
           };
         }
@@ -136,7 +134,7 @@ export function describeConfigs(ctx: KafkaContext, req: RequestContext): Struct 
       } else {
         return {
           ...base,
-          errorCode: INVALID_REQUEST,
+          errorCode: ErrorCode.INVALID_REQUEST,
           errorMessage: `resource type ${resourceType} is not supported`,
         };
       }
@@ -181,7 +179,7 @@ function alterTarget(
     return {
       error: resourceError(
         r,
-        INVALID_REQUEST,
+        ErrorCode.INVALID_REQUEST,
         "only topic configs can be altered; broker configs are flags",
       ),
     };
@@ -189,7 +187,9 @@ function alterTarget(
   const name = str(r.resourceName);
   const topic = ctx.meta.getTopic(name);
   if (!topic) {
-    return { error: resourceError(r, UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`) };
+    return {
+      error: resourceError(r, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${name}`),
+    };
   }
   return { name, topic };
 }
@@ -250,12 +250,15 @@ export async function incrementalAlterConfigs(
       const value = nstr(c.value);
       const def = TOPIC_CONFIGS.find((d) => d.name === key);
       if (op === SET) {
-        if (value === null) error = [INVALID_REQUEST, `SET of ${key} needs a value`];
+        if (value === null) error = [ErrorCode.INVALID_REQUEST, `SET of ${key} needs a value`];
         else set[key] = value;
       } else if (op === DELETE) del.push(key);
       else if (op === APPEND || op === SUBTRACT) {
         if (!def || def.type !== "list" || value === null) {
-          error = [INVALID_CONFIG, `${key} is not a list config; APPEND/SUBTRACT do not apply`];
+          error = [
+            ErrorCode.INVALID_CONFIG,
+            `${key} is not a list config; APPEND/SUBTRACT do not apply`,
+          ];
           continue;
         }
         const have = (set[key] ?? current.find((d) => d.name === key)?.value ?? "").split(",").map((
@@ -267,7 +270,7 @@ export async function incrementalAlterConfigs(
           ? [...have, ...items.filter((i) => !have.includes(i))]
           : have.filter((h) => !items.includes(h));
         set[key] = next.join(",");
-      } else error = [INVALID_REQUEST, `unknown config operation ${op}`];
+      } else error = [ErrorCode.INVALID_REQUEST, `unknown config operation ${op}`];
     }
     if (error) {
       responses.push(resourceError(r, error[0], error[1]));

@@ -1,15 +1,11 @@
 // Fetch long-polls: it answers as soon as min_bytes are available, else waits on every
 // requested partition at once (woken by appends, never polling) until max_wait_ms. Records go
 // out as slices of the segment mappings: whole stored batches, never copied or re-encoded.
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
 import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
 import { batchTraffic } from "../traffic.ts";
 
-const OFFSET_OUT_OF_RANGE = 1;
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const FETCH_SESSION_ID_NOT_FOUND = 70;
-const FENCED_LEADER_EPOCH = 74;
-const UNKNOWN_LEADER_EPOCH = 75;
 /** A client may ask for any wait; the broker holds a fetch at most this long. */
 const MAX_WAIT_CAP_MS = 5 * 60_000;
 /** Safety bound on wake-ups of one fetch (each one re-reads; normally 1-2 happen). */
@@ -19,7 +15,7 @@ const EMPTY = new Uint8Array(0);
 /** -1 = no check; below the leader's epoch = fenced (74); above = unknown (75). */
 export function leaderEpochError(current: number, leader: number): number {
   if (current < 0 || current === leader) return 0;
-  return current < leader ? FENCED_LEADER_EPOCH : UNKNOWN_LEADER_EPOCH;
+  return current < leader ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
 }
 
 interface Wanted {
@@ -48,7 +44,7 @@ function partitionResult(
     records: EMPTY as Uint8Array,
   };
   if (!ctx.partitions.has(w.topic, w.partition)) {
-    return { ...base, errorCode: UNKNOWN_TOPIC_OR_PARTITION };
+    return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   }
   const st = ctx.partitions.partition(w.topic, w.partition);
   const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch);
@@ -57,7 +53,7 @@ function partitionResult(
   const start = st.log.logStartOffset();
   const filled = { ...base, highWatermark: hw, lastStableOffset: hw, logStartOffset: start };
   if (w.offset < start || w.offset > st.log.logEndOffset()) {
-    return { ...filled, errorCode: OFFSET_OUT_OF_RANGE };
+    return { ...filled, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
   }
   if (w.offset >= hw || budget <= 0) return filled;
   try {
@@ -77,7 +73,7 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
     // No sessions are ever created, so a client naming one has a stale id.
     return {
       throttleTimeMs: 0,
-      errorCode: FETCH_SESSION_ID_NOT_FOUND,
+      errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
       sessionId: 0,
       responses: [],
     };

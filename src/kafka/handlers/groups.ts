@@ -1,6 +1,7 @@
 // Group APIs: wire bodies become GroupService inputs (the one coordinator that HTTP members
 // join too) and coordinator responses become wire bodies. JoinGroup and SyncGroup wait for
 // the rebalance; a connection that closes drops its waiting requests.
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
 import type { CoordinatorResponse, GroupState } from "../../groups/index.ts";
 import {
@@ -14,8 +15,6 @@ import {
   str,
 } from "../context.ts";
 
-const COORDINATOR_NOT_AVAILABLE = 15;
-
 async function ask(
   ctx: KafkaContext,
   req: RequestContext,
@@ -26,7 +25,10 @@ async function ask(
   } catch (e) {
     // The service refuses only when shutting down: tell the client to look elsewhere.
     const code = errorCodeOf(e);
-    return { kind: "error" as const, errorCode: code === -1 ? COORDINATOR_NOT_AVAILABLE : code };
+    return {
+      kind: "error" as const,
+      errorCode: code === -1 ? ErrorCode.COORDINATOR_NOT_AVAILABLE : code,
+    };
   }
 }
 

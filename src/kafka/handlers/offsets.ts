@@ -1,13 +1,11 @@
 // ListOffsets, OffsetForLeaderEpoch and DeleteRecords: questions about positions in a log.
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
 import { batchSizeAt, decodeRecordBatch, readBatchHeader } from "../../protocol/record-batch.ts";
 import { decompress } from "../../protocol/compression/index.ts";
 import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
 import { leaderEpochError } from "./fetch.ts";
 
-const OFFSET_OUT_OF_RANGE = 1;
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const INVALID_TOPIC_EXCEPTION = 17;
 const LATEST = -1;
 const EARLIEST = -2;
 const MAX_TIMESTAMP = -3;
@@ -64,7 +62,7 @@ export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
           oldStyleOffsets: [],
         };
         if (!ctx.partitions.has(name, partitionIndex)) {
-          return { ...out, errorCode: UNKNOWN_TOPIC_OR_PARTITION };
+          return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
         }
         const st = ctx.partitions.partition(name, partitionIndex);
         const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
@@ -114,7 +112,7 @@ export function offsetForLeaderEpoch(ctx: KafkaContext, req: RequestContext): St
         const partition = num(p.partition);
         const out = { errorCode: 0, partition, leaderEpoch: -1, endOffset: -1 };
         if (!ctx.partitions.has(topic, partition)) {
-          return { ...out, errorCode: UNKNOWN_TOPIC_OR_PARTITION };
+          return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
         }
         const st = ctx.partitions.partition(topic, partition);
         const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
@@ -137,18 +135,18 @@ export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Pro
       const partitionIndex = num(p.partitionIndex);
       const out = { partitionIndex, lowWatermark: -1, errorCode: 0 };
       if (internal) {
-        partitions.push({ ...out, errorCode: INVALID_TOPIC_EXCEPTION });
+        partitions.push({ ...out, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION });
         continue;
       }
       if (!ctx.partitions.has(name, partitionIndex)) {
-        partitions.push({ ...out, errorCode: UNKNOWN_TOPIC_OR_PARTITION });
+        partitions.push({ ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
         continue;
       }
       const hw = ctx.partitions.highWatermark(name, partitionIndex);
       const requested = num(p.offset);
       const offset = requested === -1 ? hw : requested;
       if (offset < 0 || offset > hw) {
-        partitions.push({ ...out, errorCode: OFFSET_OUT_OF_RANGE });
+        partitions.push({ ...out, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE });
         continue;
       }
       try {

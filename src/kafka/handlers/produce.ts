@@ -3,6 +3,7 @@
 // hands the bytes to the partition log, which validates CRC, sizes, timestamps and producer
 // sequences. All appends start synchronously in request order, so pipelined idempotent
 // batches reach each log in the order the client sent them.
+import { ErrorCode } from "../../protocol/kafka/index.ts";
 import {
   BATCH_LOG_OVERHEAD,
   OFF_ATTRIBUTES,
@@ -23,13 +24,7 @@ import {
 } from "../context.ts";
 import { batchTraffic } from "../traffic.ts";
 
-const CORRUPT_MESSAGE = 2;
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const INVALID_TOPIC_EXCEPTION = 17;
-const INVALID_REQUIRED_ACKS = 21;
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
-const UNSUPPORTED_COMPRESSION_TYPE = 76;
-const INVALID_RECORD = 87;
 const ZSTD = 4;
 
 interface PartitionAnswer {
@@ -47,22 +42,27 @@ export function checkProduceRecords(
   version: number,
 ): [number, string] | null {
   if (records === null || records.length < BATCH_LOG_OVERHEAD) {
-    return [INVALID_RECORD, "no record batch"];
+    return [ErrorCode.INVALID_RECORD, "no record batch"];
   }
   const view = new DataView(records.buffer, records.byteOffset, records.byteLength);
-  if (records.length < OFF_ATTRIBUTES + 2) return [CORRUPT_MESSAGE, "truncated record batch"];
+  if (records.length < OFF_ATTRIBUTES + 2) {
+    return [ErrorCode.CORRUPT_MESSAGE, "truncated record batch"];
+  }
   if (view.getInt8(OFF_MAGIC) !== 2) {
-    return [INVALID_RECORD, `magic ${view.getInt8(OFF_MAGIC)}: only record batch v2 is accepted`];
+    return [
+      ErrorCode.INVALID_RECORD,
+      `magic ${view.getInt8(OFF_MAGIC)}: only record batch v2 is accepted`,
+    ];
   }
   const size = BATCH_LOG_OVERHEAD + view.getInt32(OFF_BATCH_LENGTH);
   if (size > records.length || size < BATCH_LOG_OVERHEAD) {
-    return [CORRUPT_MESSAGE, "record batch length does not match the records"];
+    return [ErrorCode.CORRUPT_MESSAGE, "record batch length does not match the records"];
   }
   if (size < records.length) {
-    return [INVALID_RECORD, "Produce v3+ carries exactly one record batch per partition"];
+    return [ErrorCode.INVALID_RECORD, "Produce v3+ carries exactly one record batch per partition"];
   }
   if (version < 7 && (view.getInt16(OFF_ATTRIBUTES) & 0x7) === ZSTD) {
-    return [UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"];
+    return [ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"];
   }
   return null;
 }
@@ -89,7 +89,9 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         errorMessage,
       });
       if (!acksValid) {
-        parts.push(fail(INVALID_REQUIRED_ACKS, `acks must be 0, 1 or -1, not ${acksRaw}`));
+        parts.push(
+          fail(ErrorCode.INVALID_REQUIRED_ACKS, `acks must be 0, 1 or -1, not ${acksRaw}`),
+        );
         continue;
       }
       if (transactional) {
@@ -99,11 +101,15 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         continue;
       }
       if (internal) {
-        parts.push(fail(INVALID_TOPIC_EXCEPTION, `cannot produce to the internal topic ${name}`));
+        parts.push(
+          fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to the internal topic ${name}`),
+        );
         continue;
       }
       if (!ctx.partitions.has(name, index)) {
-        parts.push(fail(UNKNOWN_TOPIC_OR_PARTITION, `unknown topic or partition ${name}-${index}`));
+        parts.push(
+          fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic or partition ${name}-${index}`),
+        );
         continue;
       }
       const records = pd.records instanceof Uint8Array ? pd.records : null;
