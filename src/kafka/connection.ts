@@ -6,6 +6,7 @@
 // from a global budget before their body is buffered.
 import type { Socket } from "bun";
 import type { ByteBudget } from "./budget.ts";
+import { FramePool } from "./frame-pool.ts";
 
 export interface ConnectionLimits {
   /** socket.request.max.bytes (Kafka default 100 MiB). */
@@ -29,6 +30,8 @@ interface Slot {
   done: boolean;
   outcome: FrameOutcome;
   requestBytes: number;
+  /** A pooled frame to give back once the response is settled. */
+  pooled: Uint8Array | null;
 }
 
 const PRODUCE = 0;
@@ -38,13 +41,17 @@ const COALESCE_BYTES = 64 * 1024;
 export class KafkaConnection {
   readonly remoteHost: string;
   readonly remotePort: number;
-  /** Unparsed input (already copied out of Bun's receive buffer). */
+  /**
+   * Unparsed input. During `onData` its last entry may be a view of Bun's receive buffer;
+   * whatever is left of it is copied before `onData` returns.
+   */
   readonly #stash: Uint8Array[] = [];
   #stashBytes = 0;
   /** The frame whose body is being collected. */
   #frame: Uint8Array | null = null;
   #frameFill = 0;
   #frameBudget = 0;
+  #framePooled = false;
   readonly #slots: Slot[] = [];
   #queuedBytes = 0;
   readonly #out: Uint8Array[] = [];
@@ -59,6 +66,7 @@ export class KafkaConnection {
     readonly budget: ByteBudget,
     readonly dispatcher: FrameDispatcher,
     readonly onError: (msg: string, fields: Record<string, unknown>) => void,
+    readonly pool: FramePool = new FramePool(0),
   ) {
     this.remoteHost = socket.remoteAddress ?? "unknown";
     this.remotePort = (socket as unknown as { remotePort?: number }).remotePort ?? 0;
@@ -68,12 +76,19 @@ export class KafkaConnection {
     return this.#closed;
   }
 
-  /** Bytes arrived. Bun may reuse its buffer after the callback, so everything kept is copied. */
+  /**
+   * Bytes arrived. Bun may reuse its buffer after the callback, so the chunk is parsed in place
+   * (frame bodies are copied straight into their frame) and only an unparsed rest is copied.
+   */
   onData(chunk: Uint8Array): void {
     if (this.#closed || this.#closing) return;
-    this.#stash.push(chunk.slice());
+    this.#stash.push(chunk);
     this.#stashBytes += chunk.length;
     this.#pump();
+    const n = this.#stash.length;
+    if (n > 0 && this.#stash[n - 1].buffer === chunk.buffer) {
+      this.#stash[n - 1] = this.#stash[n - 1].slice();
+    }
   }
 
   onDrain(): void {
@@ -87,6 +102,7 @@ export class KafkaConnection {
     this.#waitingBudget = null;
     if (this.#frameBudget > 0) this.budget.release(this.#frameBudget);
     this.#frameBudget = 0;
+    if (this.#frame && this.#framePooled) this.pool.give(this.#frame);
     this.#frame = null;
     this.#stash.length = 0;
     this.dispatcher.closed(this);
@@ -123,6 +139,21 @@ export class KafkaConnection {
     return out;
   }
 
+  /** Move up to `n` stashed bytes into `dst` at `at`, chunk by chunk; returns the count. */
+  #drainInto(dst: Uint8Array, at: number, n: number): number {
+    let moved = 0;
+    while (moved < n && this.#stash.length > 0) {
+      const c = this.#stash[0];
+      const k = Math.min(c.length, n - moved);
+      dst.set(k === c.length ? c : c.subarray(0, k), at + moved);
+      moved += k;
+      if (k === c.length) this.#stash.shift();
+      else this.#stash[0] = c.subarray(k);
+    }
+    this.#stashBytes -= moved;
+    return moved;
+  }
+
   #peek(n: number): Uint8Array {
     const first = this.#stash[0];
     if (first.length >= n) return first.subarray(0, n);
@@ -148,20 +179,20 @@ export class KafkaConnection {
       if (this.#frame) {
         const need = this.#frame.length - this.#frameFill;
         if (this.#stashBytes === 0) break;
-        const part = this.#take(Math.min(need, this.#stashBytes));
-        this.#frame.set(part, this.#frameFill);
-        this.#frameFill += part.length;
+        this.#frameFill += this.#drainInto(this.#frame, this.#frameFill, need);
         if (this.#frameFill < this.#frame.length) break;
         const frame = this.#frame;
         const budget = this.#frameBudget;
+        const pooled = this.#framePooled;
         this.#frame = null;
         this.#frameBudget = 0;
-        this.#start(frame, budget);
+        this.#start(frame, budget, pooled);
         continue;
       }
       if (this.#overLimits() || this.#waitingBudget) break;
       if (this.#stashBytes < 4) break;
-      const size = new DataView(this.#peek(4).buffer, this.#peek(4).byteOffset, 4).getInt32(0);
+      const p = this.#peek(4);
+      const size = ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) | 0;
       if (size < 8 || size > this.limits.maxRequestBytes) {
         // Refused from the size prefix alone: the body is never buffered.
         this.onError("refusing a request frame; closing the connection", {
@@ -189,7 +220,11 @@ export class KafkaConnection {
         budget = size;
       }
       this.#take(4);
-      this.#frame = new Uint8Array(size);
+      // Only produce frames are pooled: other requests' decoded bodies may keep views of their
+      // frame (group metadata, for one) after the response.
+      const pooled = apiKey === PRODUCE && FramePool.pooled(size);
+      this.#frame = pooled ? this.pool.take(size) : new Uint8Array(size);
+      this.#framePooled = pooled;
       this.#frameFill = 0;
       this.#frameBudget = budget;
     }
@@ -209,8 +244,13 @@ export class KafkaConnection {
     }
   }
 
-  #start(frame: Uint8Array, budget: number): void {
-    const slot: Slot = { done: false, outcome: null, requestBytes: frame.length };
+  #start(frame: Uint8Array, budget: number, pooled: boolean): void {
+    const slot: Slot = {
+      done: false,
+      outcome: null,
+      requestBytes: frame.length,
+      pooled: pooled ? frame : null,
+    };
     this.#slots.push(slot);
     this.#queuedBytes += frame.length;
     let p: Promise<FrameOutcome>;
@@ -233,6 +273,8 @@ export class KafkaConnection {
 
   #finish(slot: Slot, outcome: FrameOutcome, budget: number): void {
     if (budget > 0) this.budget.release(budget);
+    if (slot.pooled) this.pool.give(slot.pooled);
+    slot.pooled = null;
     slot.done = true;
     slot.outcome = outcome;
     this.#flush();

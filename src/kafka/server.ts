@@ -4,6 +4,7 @@ import type { Socket, TCPSocketListener } from "bun";
 import { ByteBudget } from "./budget.ts";
 import { type ConnectionLimits, KafkaConnection } from "./connection.ts";
 import type { KafkaContext } from "./context.ts";
+import { FramePool } from "./frame-pool.ts";
 import { Dispatcher } from "./dispatch.ts";
 
 export interface KafkaListenerOptions extends Partial<ConnectionLimits> {
@@ -37,6 +38,8 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
   };
   const budget = new ByteBudget(opts.produceBudgetBytes ?? DEFAULT_PRODUCE_BUDGET);
   const dispatcher = new Dispatcher(ctx);
+  // Idle produce frames kept for reuse across all connections (see frame-pool.ts).
+  const pool = new FramePool(32 * 1024 * 1024);
   const live = new Set<KafkaConnection>();
   const onError = (msg: string, fields: Record<string, unknown>) => ctx.log.warn(msg, fields);
   const server: TCPSocketListener<KafkaConnection | undefined> = Bun.listen<
@@ -52,6 +55,7 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
           budget,
           dispatcher,
           onError,
+          pool,
         );
         socket.data = conn;
         live.add(conn);
