@@ -52,6 +52,7 @@ interface PartitionState {
   partition: number;
   topicId: string;
   leaderEpoch: number;
+  replicas: number[];
   isr: number[];
   minInsyncReplicas: number;
   log: PartitionLog;
@@ -132,6 +133,7 @@ export class PartitionManager {
       if (existing && existing.topicId === t.topicId) {
         existing.log.updateConfig(config);
         existing.leaderEpoch = p.leaderEpoch;
+        existing.replicas = p.replicas;
         existing.isr = p.isr;
         existing.minInsyncReplicas = resolved.minInsyncReplicas;
         continue;
@@ -154,6 +156,7 @@ export class PartitionManager {
         partition: p.partition,
         topicId: t.topicId,
         leaderEpoch: p.leaderEpoch,
+        replicas: p.replicas,
         isr: p.isr,
         minInsyncReplicas: resolved.minInsyncReplicas,
         log,
@@ -169,11 +172,13 @@ export class PartitionManager {
     configs: Record<string, string>,
     validateOnly = false,
     internal = false,
+    assignments?: number[][],
   ): Promise<TopicInfo> {
     const t = await this.#metaWrite(() =>
       this.meta.createTopic(name, partitions, replicationFactor, configs, {
         validateOnly,
         internal,
+        assignments,
       })
     );
     if (!validateOnly) await this.syncTopic(t);
@@ -195,9 +200,14 @@ export class PartitionManager {
     }
   }
 
-  async createPartitions(name: string, total: number, validateOnly = false): Promise<TopicInfo> {
+  async createPartitions(
+    name: string,
+    total: number,
+    validateOnly = false,
+    assignments?: number[][],
+  ): Promise<TopicInfo> {
     const t = await this.#metaWrite(() =>
-      this.meta.createPartitions(name, total, { validateOnly })
+      this.meta.createPartitions(name, total, { validateOnly, assignments })
     );
     if (!validateOnly) await this.syncTopic(t);
     return t;
@@ -270,10 +280,11 @@ export class PartitionManager {
     partition: number,
     offset: number,
     maxBytes: number,
+    upTo?: number,
   ): ReadResult & { highWatermark: number } {
     const st = this.partition(topic, partition);
     const hw = st.log.logEndOffset();
-    return { ...st.log.read(offset, maxBytes, hw), highWatermark: hw };
+    return { ...st.log.read(offset, maxBytes, upTo ?? hw), highWatermark: hw };
   }
 
   /**

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { asc, eq, sql } from "drizzle-orm";
 import { IdentityError, MetaError } from "./errors.ts";
+import { manualAssignments } from "./assignments.ts";
 import { ensureIdentity } from "./identity.ts";
 import type { MetaDb } from "./migrate.ts";
 import { openMetaDb } from "./migrate.ts";
@@ -276,10 +277,22 @@ export class MetadataStore {
     partitions = -1,
     replicationFactor = -1,
     configs: Readonly<Record<string, string>> = {},
-    opts: WriteOptions & { internal?: boolean } = {},
+    opts: WriteOptions & { internal?: boolean; assignments?: number[][] } = {},
   ): Promise<TopicInfo> {
     return this.#serial(async () => {
       validateTopicName(name);
+      const manual = opts.assignments;
+      if (manual && (partitions !== -1 || replicationFactor !== -1)) {
+        throw new MetaError(
+          "INVALID_REQUEST",
+          "Both numPartitions or replicationFactor and replicasAssignments were set. " +
+            "Both cannot be used at the same time.",
+        );
+      }
+      if (manual) {
+        partitions = manual.length;
+        replicationFactor = manual[0]?.length ?? 0;
+      }
       const n = partitions === -1 ? this.#numPartitions : partitions;
       if (!Number.isInteger(n) || n < 1) {
         throw new MetaError(
@@ -317,7 +330,9 @@ export class MetadataStore {
         topicId: randomUUID(),
         name,
         internal: opts.internal ?? isInternalTopicName(name),
-        partitions: this.#assign(0, n, rf),
+        partitions: manual
+          ? manualAssignments(manual, 0, new Set(this.#liveBrokers()))
+          : this.#assign(0, n, rf),
         configs: cfg,
         timestamp: this.#now(),
       };
@@ -352,7 +367,11 @@ export class MetadataStore {
   }
 
   /** CreatePartitions: grow `name` to `newTotal` partitions. */
-  createPartitions(name: string, newTotal: number, opts: WriteOptions = {}): Promise<TopicInfo> {
+  createPartitions(
+    name: string,
+    newTotal: number,
+    opts: WriteOptions & { assignments?: number[][] } = {},
+  ): Promise<TopicInfo> {
     return this.#serial(async () => {
       const t = this.#topicOrThrow(name);
       const cur = t.partitions.length;
@@ -372,7 +391,17 @@ export class MetadataStore {
         );
       }
       const rf = t.partitions[0]?.replicas.length ?? this.#defaultRf;
-      const added = this.#assign(cur, newTotal - cur, rf);
+      const manual = opts.assignments;
+      if (manual && manual.length !== newTotal - cur) {
+        throw new MetaError(
+          "INVALID_REPLICA_ASSIGNMENT",
+          `Increasing the number of partitions by ${newTotal - cur} but ${manual.length} ` +
+            "assignments provided.",
+        );
+      }
+      const added = manual
+        ? manualAssignments(manual, cur, new Set(this.#liveBrokers()), rf)
+        : this.#assign(cur, newTotal - cur, rf);
       if (opts.validateOnly) {
         return {
           ...t,

@@ -191,6 +191,30 @@ test(
       }),
     ).toBe(true);
     await expect(admin.createTopics({ topics: [{ topic: "bad name!" }] })).rejects.toThrow();
+    // Manual replica assignments name registered brokers; the first replica leads.
+    const self = (await admin.describeCluster()).brokers[0].nodeId;
+    expect(
+      await admin.createTopics({
+        topics: [{
+          topic: "adm-manual",
+          replicaAssignment: [{ partition: 1, replicas: [self] }, {
+            partition: 0,
+            replicas: [self],
+          }],
+        }],
+      }),
+    ).toBe(true);
+    await admin.createPartitions({
+      topicPartitions: [{ topic: "adm-manual", count: 3, assignments: [[self]] }],
+    });
+    const manual = await admin.fetchTopicMetadata({ topics: ["adm-manual"] });
+    expect(manual.topics[0].partitions.map((p) => p.leader).sort()).toEqual([self, self, self]);
+    await expect(admin.createTopics({
+      topics: [{ topic: "adm-bad", replicaAssignment: [{ partition: 0, replicas: [self + 42] }] }],
+    })).rejects.toMatchObject({ errors: [{ type: "INVALID_REPLICA_ASSIGNMENT" }] });
+    await expect(admin.createPartitions({
+      topicPartitions: [{ topic: "adm-manual", count: 4, assignments: [[self + 42]] }],
+    })).rejects.toMatchObject({ type: "INVALID_REPLICA_ASSIGNMENT" });
     expect(await admin.listTopics()).toContain("adm");
     const md = await admin.fetchTopicMetadata({ topics: ["adm"] });
     expect(md.topics[0].partitions.length).toBe(2);

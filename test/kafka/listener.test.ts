@@ -204,6 +204,22 @@ describe("produce", () => {
   });
 });
 
+test("acks=all honours timeout_ms: a zero timeout answers REQUEST_TIMED_OUT, records still land", async () => {
+  const c = await RawClient.connect(broker.kafkaPort);
+  await createTopic(c, "tmo");
+  const zero = { ...produceBody("tmo", batch(3), -1), timeoutMs: 0 };
+  const r = part(await c.call(0, 7, zero));
+  expect(r.errorCode).toBe(7);
+  // acks=1 does not wait for durability, so its timeout does not apply.
+  expect(part(await c.call(0, 7, { ...produceBody("tmo", batch(1), 1), timeoutMs: 0 })).errorCode)
+    .toBe(0);
+  const ok = part(await c.call(0, 7, produceBody("tmo", batch(2), -1)));
+  expect(ok.errorCode).toBe(0);
+  // The timed-out batch was written (Kafka gives the same warning): 3 + 1 records before.
+  expect(ok.baseOffset).toBe(4);
+  c.close();
+});
+
 describe("fetch", () => {
   // deno-lint-ignore no-explicit-any
   const fp = (r: any) => r.responses[0].partitions[0];
@@ -253,6 +269,21 @@ describe("fetch", () => {
     expect((fp(r).records as Uint8Array).length).toBeGreaterThan(61);
     c.close();
     p.close();
+  });
+
+  test("a fetch from a broker id that is not a replica gets NOT_LEADER_OR_FOLLOWER", async () => {
+    const c = await RawClient.connect(broker.kafkaPort);
+    await createTopic(c, "frep");
+    expect(part(await c.call(0, 7, produceBody("frep", batch(2)))).errorCode).toBe(0);
+    const consumer = await c.call(1, 11, fetchBody("frep", 0, 0));
+    expect(fp(consumer).errorCode).toBe(0);
+    expect((fp(consumer).records as Uint8Array).length).toBeGreaterThan(61);
+    for (const replicaId of [0, 1, 7]) {
+      const r = await c.call(1, 11, { ...fetchBody("frep", 0, 0), replicaId });
+      expect(fp(r).errorCode).toBe(6);
+      expect((fp(r).records as Uint8Array).length).toBe(0);
+    }
+    c.close();
   });
 
   test("max_wait_ms bounds an empty fetch; out of range offsets; max_bytes", async () => {

@@ -126,6 +126,28 @@ describe("other admin writes", () => {
     expect(store.getTopic("p")?.partitions.length).toBe(5);
   });
 
+  test("manual replica assignments are checked like Kafka checks them", async () => {
+    await store.registerBroker({ ...BROKER, nodeId: 1, kafkaPort: 9094 });
+    const t = await store.createTopic("m", -1, -1, {}, { assignments: [[1, 0], [0, 1], [1, 0]] });
+    expect(t.partitions.map((p) => [p.partition, p.leader, p.replicas])).toEqual([
+      [0, 1, [1, 0]],
+      [1, 0, [0, 1]],
+      [2, 1, [1, 0]],
+    ]);
+    // Counts and assignments together, unknown brokers, duplicates, uneven replication: refused.
+    expect(await codeOf(store.createTopic("m2", 2, -1, {}, { assignments: [[0]] }))).toBe(42);
+    expect(await codeOf(store.createTopic("m2", -1, -1, {}, { assignments: [[7]] }))).toBe(39);
+    expect(await codeOf(store.createTopic("m2", -1, -1, {}, { assignments: [[0, 0]] }))).toBe(39);
+    expect(await codeOf(store.createTopic("m2", -1, -1, {}, { assignments: [[0], [0, 1]] })))
+      .toBe(39);
+    expect(store.getTopic("m2")).toBeUndefined();
+    const grown = await store.createPartitions("m", 4, { assignments: [[0, 1]] });
+    expect(grown.partitions[3]).toMatchObject({ leader: 0, replicas: [0, 1], isr: [0, 1] });
+    expect(await codeOf(store.createPartitions("m", 6, { assignments: [[0, 1]] }))).toBe(39);
+    expect(await codeOf(store.createPartitions("m", 5, { assignments: [[0]] }))).toBe(39);
+    expect(store.getTopic("m")?.partitions.length).toBe(4);
+  });
+
   test("alterTopicConfigs sets and deletes overrides", async () => {
     await store.createTopic("c", 1, 1, { "retention.ms": "5", "segment.bytes": "4096" });
     const after = await store.alterTopicConfigs("c", { "max.message.bytes": "100" }, [

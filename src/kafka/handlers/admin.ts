@@ -43,14 +43,21 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
       );
       continue;
     }
+    let assignments: number[][] | undefined;
     if (arr(t.assignments).length > 0) {
-      topics.push(
-        fail(
-          ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-          "manual replica assignment is not supported; give a partition count",
-        ),
+      const byIndex = [...arr(t.assignments)].sort((a, b) =>
+        num(a.partitionIndex) - num(b.partitionIndex)
       );
-      continue;
+      if (byIndex.some((a, i) => num(a.partitionIndex) !== i)) {
+        topics.push(
+          fail(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            "partitions in the assignment must be numbered 0, 1, 2, … with none repeated",
+          ),
+        );
+        continue;
+      }
+      assignments = byIndex.map((a) => brokerIds(a.brokerIds));
     }
     const configs: Record<string, string> = {};
     for (const c of arr(t.configs)) {
@@ -64,6 +71,8 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
         num(t.replicationFactor, -1),
         configs,
         validateOnly,
+        false,
+        assignments,
       );
       const described = v >= 5
         ? describeTopicConfig(info.configs, ctx.meta.topicDefaults).map((d) => ({
@@ -151,20 +160,20 @@ export async function createPartitions(ctx: KafkaContext, req: RequestContext): 
   const results = [];
   for (const t of arr(req.body.topics)) {
     const name = str(t.name);
-    if (t.assignments !== null && t.assignments !== undefined && arr(t.assignments).length > 0) {
-      results.push({
-        name,
-        errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-        errorMessage: "manual replica assignment is not supported; give only the new count",
-      });
-      continue;
-    }
+    // null = place the new partitions automatically.
+    const assignments = Array.isArray(t.assignments)
+      ? arr(t.assignments).map((a) => brokerIds(a.brokerIds))
+      : undefined;
     try {
-      await ctx.partitions.createPartitions(name, num(t.count), validateOnly);
+      await ctx.partitions.createPartitions(name, num(t.count), validateOnly, assignments);
       results.push({ name, errorCode: 0, errorMessage: null });
     } catch (e) {
       results.push({ name, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) });
     }
   }
   return { throttleTimeMs: 0, results };
+}
+
+function brokerIds(v: unknown): number[] {
+  return Array.isArray(v) ? v.map((b) => num(b)) : [];
 }

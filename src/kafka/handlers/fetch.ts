@@ -18,12 +18,25 @@ export function leaderEpochError(current: number, leader: number): number {
   return current < leader ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
 }
 
+/**
+ * Who is fetching: consumers (-1; -2 is Kafka's debugging consumer) read below the high
+ * watermark; a follower (its broker id) reads the whole log, and must be a replica of the
+ * partition on another broker.
+ */
+function replicaError(ctx: KafkaContext, replicaId: number, replicas: readonly number[]): number {
+  if (replicaId < 0) return 0;
+  return replicaId !== ctx.partitions.nodeId && replicas.includes(replicaId)
+    ? 0
+    : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+}
+
 interface Wanted {
   topic: string;
   partition: number;
   offset: number;
   maxBytes: number;
   currentLeaderEpoch: number;
+  replicaId: number;
 }
 
 function partitionResult(
@@ -47,17 +60,27 @@ function partitionResult(
     return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   }
   const st = ctx.partitions.partition(w.topic, w.partition);
-  const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch);
+  const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch) ||
+    replicaError(ctx, w.replicaId, st.replicas);
   if (epochErr) return { ...base, errorCode: epochErr };
   const hw = ctx.partitions.highWatermark(w.topic, w.partition);
   const start = st.log.logStartOffset();
+  const end = st.log.logEndOffset();
   const filled = { ...base, highWatermark: hw, lastStableOffset: hw, logStartOffset: start };
-  if (w.offset < start || w.offset > st.log.logEndOffset()) {
+  if (w.offset < start || w.offset > end) {
     return { ...filled, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
   }
-  if (w.offset >= hw || budget <= 0) return filled;
+  // Followers copy everything written; consumers see only what the replicas acknowledged.
+  const upTo = w.replicaId >= 0 ? end : hw;
+  if (w.offset >= upTo || budget <= 0) return filled;
   try {
-    const r = ctx.partitions.read(w.topic, w.partition, w.offset, Math.min(w.maxBytes, budget));
+    const r = ctx.partitions.read(
+      w.topic,
+      w.partition,
+      w.offset,
+      Math.min(w.maxBytes, budget),
+      upTo,
+    );
     // KIP-74: the first batch of a response may exceed the limits; later ones may not.
     if (hasData && r.records.length > budget) return filled;
     return { ...filled, records: r.records };
@@ -82,6 +105,7 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
   const minBytes = Math.max(num(b.minBytes), 0);
   const maxBytes = num(b.maxBytes, 0x7fffffff) > 0 ? num(b.maxBytes, 0x7fffffff) : 0x7fffffff;
   const readCommitted = num(b.isolationLevel) === 1;
+  const replicaId = num(b.replicaId, -1);
   const wanted: Wanted[][] = arr(b.topics).map((t) =>
     arr(t.partitions).map((p) => ({
       topic: str(t.topic),
@@ -89,6 +113,7 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
       offset: num(p.fetchOffset),
       maxBytes: Math.max(0, num(p.partitionMaxBytes)),
       currentLeaderEpoch: num(p.currentLeaderEpoch, -1),
+      replicaId,
     }))
   );
   const deadline = performance.now() + maxWait;

@@ -73,6 +73,9 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
   const acksValid = acksRaw === 0 || acksRaw === 1 || acksRaw === -1;
   const acks = acksRaw as Acks;
   const transactional = req.body.transactionalId !== null && req.body.transactionalId !== undefined;
+  // acks=all waits at most timeout_ms for durability (replication, later); past it the
+  // partition answers REQUEST_TIMED_OUT although its records may still land, as in Kafka.
+  const deadline = acksRaw === -1 ? new Deadline(num(req.body.timeoutMs, 30_000)) : null;
   const topics: { name: string; parts: (PartitionAnswer | Promise<PartitionAnswer>)[] }[] = [];
   for (const td of arr(req.body.topicData)) {
     const name = str(td.name);
@@ -119,28 +122,40 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         continue;
       }
       // Started now, before any await: appends keep the request order.
+      const appended = ctx.partitions.append(name, index, records!, acks).then(
+        (r) => {
+          const t = batchTraffic(records!);
+          ctx.metrics.produced(name, t.records, t.bytes);
+          return {
+            index,
+            errorCode: 0,
+            baseOffset: r.baseOffset,
+            logAppendTimeMs: r.logAppendTime,
+            logStartOffset: r.logStartOffset,
+            errorMessage: null,
+          };
+        },
+        (e) => fail(errorCodeOf(e), errorMessageOf(e)),
+      );
       parts.push(
-        ctx.partitions.append(name, index, records!, acks).then(
-          (r) => {
-            const t = batchTraffic(records!);
-            ctx.metrics.produced(name, t.records, t.bytes);
-            return {
-              index,
-              errorCode: 0,
-              baseOffset: r.baseOffset,
-              logAppendTimeMs: r.logAppendTime,
-              logStartOffset: r.logStartOffset,
-              errorMessage: null,
-            };
-          },
-          (e) => fail(errorCodeOf(e), errorMessageOf(e)),
-        ),
+        deadline
+          ? deadline.race(appended, () =>
+            fail(
+              ErrorCode.REQUEST_TIMED_OUT,
+              `not acknowledged within timeout_ms (${deadline.ms} ms); the records may be written`,
+            ))
+          : appended,
       );
     }
     topics.push({ name, parts });
   }
   const responses = [];
   let failed: PartitionAnswer | undefined;
+  try {
+    for (const t of topics) await Promise.all(t.parts);
+  } finally {
+    deadline?.cancel();
+  }
   for (const t of topics) {
     const partitionResponses = await Promise.all(t.parts);
     for (const p of partitionResponses) if (p.errorCode !== 0) failed ??= p;
@@ -161,4 +176,25 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
     return null;
   }
   return { responses, throttleTimeMs: 0 };
+}
+
+/** One timer per request, shared by its partitions. */
+class Deadline {
+  readonly #expired: Promise<void>;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(readonly ms: number) {
+    // Kafka completes a zero (or negative) timeout at once unless already satisfied.
+    this.#expired = ms <= 0 ? Promise.resolve() : new Promise((resolve) => {
+      this.#timer = setTimeout(resolve, ms);
+    });
+  }
+
+  race<T>(p: Promise<T>, onExpiry: () => T): Promise<T> {
+    return Promise.race([p, this.#expired.then(onExpiry)]);
+  }
+
+  cancel(): void {
+    clearTimeout(this.#timer);
+  }
 }
