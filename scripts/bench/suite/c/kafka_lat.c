@@ -4,6 +4,10 @@
 // its own connection reads the partition from the beginning with default fetch settings
 // (fetch.wait.max.ms=500, so a consumer woken only by the fetch timeout shows up as ~500 ms).
 // Latency = receive time − the CLOCK_MONOTONIC stamp in the first 8 payload bytes.
+// Before the paced run, one warm-up record (stamp -1) goes through and the run starts only once
+// the consumer has received it: JetStream's subscribe returns with its consumer ready, while
+// librdkafka's consumer spends its first ~500 ms finding the leader and the start offset, which
+// would otherwise show up as latency of the first records.
 // Prints one JSON line. Every loop is bounded by the record count and a deadline.
 #include <librdkafka/rdkafka.h>
 #include <pthread.h>
@@ -23,6 +27,7 @@ static int64_t *lat;
 static long total;
 static volatile long got = 0;
 static volatile int stop_consumer = 0;
+static volatile int consumer_ready = 0;
 static long delivery_errors = 0;
 static const char *bootstrap, *topic;
 
@@ -55,7 +60,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
   if (m->len >= 8 && acked < total) {
     int64_t sent;
     memcpy(&sent, m->payload, 8);
-    ack_lat[acked++] = now_ns() - sent;
+    if (sent != -1) ack_lat[acked++] = now_ns() - sent;
   }
 }
 
@@ -74,8 +79,12 @@ static void *consume(void *arg) {
     if (!m->err && m->len >= 8) {
       int64_t sent;
       memcpy(&sent, m->payload, 8);
-      lat[got] = now - sent;
-      got = got + 1;
+      if (sent == -1) {
+        consumer_ready = 1;  // the warm-up record
+      } else {
+        lat[got] = now - sent;
+        got = got + 1;
+      }
     }
     rd_kafka_message_destroy(m);
   }
@@ -110,7 +119,22 @@ int main(int argc, char **argv) {
   rd_kafka_topic_t *t = rd_kafka_topic_new(p, topic, NULL);
   char *payload = malloc(size);
   memset(payload, 'x', size);
-  int64_t t0 = now_ns() + 200000000LL;  // 200 ms for both clients to connect
+  int64_t warm = -1;
+  memcpy(payload, &warm, 8);
+  if (rd_kafka_produce(t, 0, RD_KAFKA_MSG_F_COPY, payload, size, NULL, 0, NULL) != 0) {
+    fprintf(stderr, "kafka_lat: warm-up produce failed\n");
+    return 1;
+  }
+  rd_kafka_flush(p, 10000);
+  for (int i = 0; i < 1000 && !consumer_ready; i++) {  // at most 10 s
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  if (!consumer_ready) {
+    fprintf(stderr, "kafka_lat: the consumer did not receive the warm-up record within 10 s\n");
+    return 1;
+  }
+  int64_t t0 = now_ns() + 10000000LL;
   long sent = 0;
   for (long tick = 0; sent < total; tick++) {
     int64_t due = t0 + tick * 1000000LL;
