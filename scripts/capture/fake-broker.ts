@@ -45,9 +45,11 @@ function advertised(): { apiKey: number; minVersion: number; maxVersion: number 
     // Advertise from 0 so capped runs still overlap the clients' ranges.
     out.push({ apiKey, minVersion: Math.min(min, 0), maxVersion: Math.max(cap, 0) });
   }
-  // AlterConfigs / IncrementalAlterConfigs: served by the harness so admin clients send them.
-  out.push({ apiKey: 33, minVersion: 0, maxVersion: Math.min(2, CAP) });
-  out.push({ apiKey: 44, minVersion: 0, maxVersion: Math.min(1, CAP) });
+  // SASL is not in the listener's table, but the harness answers it so clients send it.
+  for (const [apiKey, max] of [[ApiKey.SaslHandshake, 1], [ApiKey.SaslAuthenticate, 2]]) {
+    if (ADVERTISED.has(apiKey)) continue;
+    out.push({ apiKey, minVersion: 0, maxVersion: Math.min(max, apiCaps.get(apiKey) ?? CAP) });
+  }
   return out;
 }
 

@@ -24,12 +24,16 @@ function bytes(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(hex, "hex"));
 }
 
-function first(client: string, apiKey: number, apiVersion: number): Uint8Array {
-  const f = frames.find((x) =>
+function all(client: string, apiKey: number, apiVersion: number): Uint8Array[] {
+  const fs = frames.filter((x) =>
     x.client === client && x.apiKey === apiKey && x.apiVersion === apiVersion
   );
-  if (!f) throw new Error(`no golden frame ${client} ${apiKey} v${apiVersion}`);
-  return bytes(f.hex);
+  if (fs.length === 0) throw new Error(`no golden frame ${client} ${apiKey} v${apiVersion}`);
+  return fs.map((f) => bytes(f.hex));
+}
+
+function first(client: string, apiKey: number, apiVersion: number): Uint8Array {
+  return all(client, apiKey, apiVersion)[0];
 }
 
 describe("every captured frame decodes and re-encodes byte for byte", () => {
@@ -137,5 +141,81 @@ describe("hand-written expectations for captured frames", () => {
     expect(body).toMatchObject({ groupId: "cf-group", groupInstanceId: null });
     expect(body.generationIdOrMemberEpoch).toBeGreaterThan(0);
     expect(body.memberId).toMatch(/^member-/);
+  });
+  test("platformatic Produce v11: idempotent batch carries the producer id it was given", () => {
+    const [idem, plain] = all("platformatic", 0, 11).map((f) => decodeRequestFrame(f));
+    expect(idem.header).toMatchObject({ headerVersion: 2, clientId: "plt-producer" });
+    expect(idem.body).toMatchObject({ transactionalId: null, acks: -1, timeoutMs: 4000 });
+    expect(plain.body).toMatchObject({ acks: 1 });
+    const td = idem.body.topicData as { partitionData: { records: Uint8Array }[] }[];
+    const batch = td[0].partitionData[0].records;
+    const dv = new DataView(batch.buffer, batch.byteOffset, batch.byteLength);
+    expect(batch[16]).toBe(2); // magic
+    expect(dv.getBigInt64(43)).toBe(4000n); // producer id from the fake broker's InitProducerId
+    expect(dv.getInt32(53)).toBe(0); // first sequence
+  });
+  test("platformatic JoinGroup v9: empty member id, then the one the broker required", () => {
+    const joins = all("platformatic", 11, 9).map((f) => decodeRequestFrame(f).body);
+    expect(joins.map((b) => b.memberId)).toEqual(["", "member-1"]);
+    expect(joins[0]).toMatchObject({
+      groupId: "pl-group",
+      sessionTimeoutMs: 6000,
+      groupInstanceId: null,
+      protocolType: "consumer",
+      reason: "",
+    });
+    expect((joins[0].protocols as { name: string }[]).map((p) => p.name)).toEqual(["roundrobin"]);
+  });
+  test("platformatic OffsetFetch v9: admin asks for all topics of a group, requireStable", () => {
+    const bodies = all("platformatic", 9, 9).map((f) => decodeRequestFrame(f).body);
+    const admin = bodies.find((b) => b.requireStable === true)!;
+    expect(admin.groups).toEqual([{
+      groupId: "pl-group",
+      memberId: null,
+      memberEpoch: -1,
+      topics: null,
+    }]);
+  });
+  test("platformatic IncrementalAlterConfigs v1: SET and DELETE (null value)", () => {
+    const { body } = decodeRequestFrame(first("platformatic", 44, 1));
+    expect(body).toEqual({
+      resources: [{
+        resourceType: 2,
+        resourceName: "pl-t",
+        configs: [
+          { name: "retention.ms", configOperation: 0, value: "3000" },
+          { name: "cleanup.policy", configOperation: 1, value: null },
+        ],
+      }],
+      validateOnly: false,
+    });
+  });
+  test("platformatic LeaveGroup v5: member list with a reason", () => {
+    const bodies = all("platformatic", 13, 5).map((f) => decodeRequestFrame(f).body);
+    const members = bodies.map((b) => (b.members as { reason: string | null }[])[0].reason);
+    expect(members.sort()).toEqual(["capture", null].sort());
+  });
+  test("platformatic API functions: ApiVersions v4, DescribeCluster v1, OffsetForLeaderEpoch v4", () => {
+    const av = decodeRequestFrame(first("platformatic-api", 18, 4));
+    expect(av.header).toMatchObject({ headerVersion: 2, clientId: "plt-api" });
+    expect(av.body).toEqual({
+      clientSoftwareName: "platformatic-kafka",
+      clientSoftwareVersion: "2.12.1",
+    });
+    expect(decodeRequestFrame(first("platformatic-api", 60, 1)).body).toEqual({
+      includeClusterAuthorizedOperations: true,
+      endpointType: 1,
+    });
+    const { body } = decodeRequestFrame(first("platformatic-api", 23, 4));
+    expect(body).toEqual({
+      replicaId: -1,
+      topics: [{
+        topic: "pl-a",
+        partitions: [
+          { partition: 0, currentLeaderEpoch: 0, leaderEpoch: 0 },
+          { partition: 1, currentLeaderEpoch: -1, leaderEpoch: 0 },
+        ],
+      }],
+    });
   });
 });
