@@ -170,6 +170,13 @@ export class MemoryPartitionLog implements PartitionLog {
     };
   }
 
+  readInto(offset: number, maxBytes: number, into: Uint8Array, upperOffset?: number): ReadResult {
+    const r = this.read(offset, Math.min(maxBytes, into.length), upperOffset);
+    if (r.records.length > into.length) return r; // the first batch alone does not fit
+    into.set(r.records);
+    return { ...r, records: into.subarray(0, r.records.length) };
+  }
+
   read(offset: number, maxBytes: number, upperOffset?: number): ReadResult {
     const end = this.logEndOffset();
     const upper = Math.min(upperOffset ?? end, end);

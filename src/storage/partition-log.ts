@@ -338,6 +338,26 @@ export class SegmentPartitionLog implements PartitionLog {
   }
 
   read(offset: number, maxBytes: number, upperOffset?: number): ReadResult {
+    return this.readWith(offset, upperOffset, (s, pos, upper) => {
+      return s.readBatches(pos, upper, maxBytes);
+    });
+  }
+
+  readInto(offset: number, maxBytes: number, into: Uint8Array, upperOffset?: number): ReadResult {
+    return this.readWith(offset, upperOffset, (s, pos, upper) => {
+      return s.readBatchesInto(pos, upper, maxBytes, into);
+    });
+  }
+
+  private readWith(
+    offset: number,
+    upperOffset: number | undefined,
+    batches: (s: Segment, pos: number, upper: number) => {
+      bytes: Uint8Array;
+      first: number;
+      next: number;
+    },
+  ): ReadResult {
     const end = this.logEndOffset();
     const upper = Math.min(upperOffset ?? end, end);
     if (!Number.isSafeInteger(offset) || offset < this.logStart || offset > end) {
@@ -355,7 +375,7 @@ export class SegmentPartitionLog implements PartitionLog {
       const seg = this.segments[i];
       const pos = seg.positionOf(Math.max(offset, seg.baseOffset));
       if (pos < 0) continue;
-      const r = seg.readBatches(pos, upper, maxBytes);
+      const r = batches(seg, pos, upper);
       if (r.first < 0) return empty;
       return {
         records: r.bytes,

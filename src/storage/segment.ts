@@ -1,5 +1,6 @@
 // One segment: `<base>.log` appended by pwrite, read through a memory map covering only bytes
-// already written (with a small pread fallback for the freshest tail), plus its sparse indexes.
+// already written (with a small pread fallback for the freshest tail) or, for readBatchesInto,
+// by pread into the caller's buffer; plus its sparse indexes.
 import * as path from "node:path";
 import {
   BATCH_HEADER_SIZE,
@@ -193,7 +194,62 @@ export class Segment {
     maxBytes: number,
   ): { bytes: Uint8Array; first: number; next: number } {
     const span = Math.min(this.size - pos, Math.max(maxBytes, BATCH_HEADER_SIZE));
-    let view = this.bytes(pos, pos + span);
+    return this.cut(pos, upper, maxBytes, this.bytes(pos, pos + span), (len) => {
+      return this.bytes(pos, pos + len);
+    });
+  }
+
+  /**
+   * As readBatches, but the bytes are copied into `into` by pread instead of viewed through the
+   * map, and also stop where `into` is full. The result is a view of `into`, except when the
+   * first batch alone is larger than `into`: then it is a new buffer holding that batch.
+   */
+  readBatchesInto(
+    pos: number,
+    upper: number,
+    maxBytes: number,
+    into: Uint8Array,
+  ): { bytes: Uint8Array; first: number; next: number } {
+    // Too small for a header: read into a new buffer, as for a first batch larger than `into`.
+    if (into.length < BATCH_HEADER_SIZE) into = new Uint8Array(BATCH_HEADER_SIZE);
+    const span = Math.min(this.size - pos, Math.max(maxBytes, BATCH_HEADER_SIZE), into.length);
+    const view = into.subarray(0, span);
+    this.preadFully(view, pos);
+    return this.cut(pos, upper, maxBytes, view, (len) => {
+      if (pos + len > this.size) throw new RangeError("read outside the segment");
+      const out = len <= into.length ? into.subarray(0, len) : new Uint8Array(len);
+      if (out.buffer !== into.buffer || out.byteOffset !== into.byteOffset) out.set(view);
+      this.preadFully(out.subarray(view.length), pos + view.length);
+      return out;
+    });
+  }
+
+  /** pread all of `buf` at `at`; an I/O error becomes a StorageError (KAFKA_STORAGE_ERROR). */
+  private preadFully(buf: Uint8Array, at: number): void {
+    let done = 0;
+    while (done < buf.length) {
+      let n: number;
+      try {
+        n = this.handle.pread(done ? buf.subarray(done) : buf, at + done);
+      } catch (e) {
+        throw new StorageError(
+          `read from ${this.handle.path} failed: ${errnoCode(e) ?? String(e)}`,
+          e,
+        );
+      }
+      if (n <= 0) throw new StorageError(`short read from ${this.handle.path}`);
+      done += n;
+    }
+  }
+
+  /** Cut `view` (bytes from `pos`) at the batch limits; `widen` re-reads to hold a big first batch. */
+  private cut(
+    pos: number,
+    upper: number,
+    maxBytes: number,
+    view: Uint8Array,
+    widen: (len: number) => Uint8Array,
+  ): { bytes: Uint8Array; first: number; next: number } {
     let dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
     let p = 0;
     let first = -1;
@@ -204,10 +260,10 @@ export class Segment {
       const size = BATCH_LOG_OVERHEAD + dv.getInt32(p + 8);
       const last = base + dv.getInt32(p + 23);
       if (last >= upper) break;
-      if (first >= 0 && p + size > maxBytes) break;
+      if (first >= 0 && (p + size > maxBytes || p + size > view.length)) break;
       if (p + size > view.length) {
-        // The first batch is larger than maxBytes: widen the view to hold it whole.
-        view = this.bytes(pos, pos + p + size);
+        // The first batch is larger than the view: widen it to hold the batch whole.
+        view = widen(p + size);
         dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
       }
       if (first < 0) first = base;

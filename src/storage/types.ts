@@ -189,6 +189,13 @@ export interface PartitionLog {
    * [logStart, logEnd].
    */
   read(offset: number, maxBytes: number, upperOffset?: number): ReadResult;
+  /**
+   * The same batches as `read`, also stopping where `into` is full, copied into `into` (pread)
+   * instead of viewed through a memory map. `records` is a view of `into`, so it is valid only
+   * until the caller reuses `into`; only when the first batch alone does not fit is it a new
+   * buffer. For callers that own a reused buffer (first reads through a fresh map are costly).
+   */
+  readInto(offset: number, maxBytes: number, into: Uint8Array, upperOffset?: number): ReadResult;
   /** First offset whose record timestamp is >= ts, or null if none. */
   offsetForTimestamp(ts: number): { offset: number; timestamp: number } | null;
   latestEpoch(): number;

@@ -64,6 +64,45 @@ export function logStoreContract(f: StoreFactory): void {
       await store.closeAll();
     });
 
+    test("readInto returns read's batches as a view of the caller's buffer", async () => {
+      const { store, log } = await setup({ segmentBytes: 900 });
+      for (let i = 0; i < 24; i++) {
+        log.append(batch({ count: 1 + (i % 3), valueSize: 20 + ((i * 37) % 150) }), {
+          leaderEpoch: 0,
+        });
+      }
+      const end = log.logEndOffset();
+      for (const size of [1, 100, 300, 1000, 1 << 16]) {
+        const into = new Uint8Array(size).fill(0xee);
+        for (let off = 0; off <= end; off++) {
+          for (const upper of [undefined, Math.max(0, end - 5)]) {
+            if (upper !== undefined && off > end) continue;
+            const want = log.read(off, Math.min(400, size), upper);
+            const got = log.readInto(off, 400, into, upper);
+            expect([got.firstOffset, got.nextOffset, got.logEndOffset]).toEqual([
+              want.firstOffset,
+              want.nextOffset,
+              want.logEndOffset,
+            ]);
+            expect(Buffer.from(got.records).equals(Buffer.from(want.records))).toBe(true);
+            // A view of `into` whenever the batches fit; a new buffer only for a bigger first one.
+            if (got.records.length === 0) continue;
+            const fits = got.records.length <= size;
+            expect(got.records.buffer === into.buffer).toBe(fits);
+            if (fits) expect(got.records.byteOffset).toBe(into.byteOffset);
+          }
+        }
+      }
+      // The store keeps no reference to `into`: scribbling over it changes no later read.
+      const into = new Uint8Array(1 << 16);
+      const first = log.readInto(0, 1 << 16, into);
+      const copy = first.records.slice();
+      into.fill(0);
+      expect(Buffer.from(log.read(0, 1 << 16).records).equals(Buffer.from(copy))).toBe(true);
+      expect(() => log.readInto(end + 1, 100, into)).toThrow(OffsetOutOfRangeError);
+      await store.closeAll();
+    });
+
     test("stored bytes keep a valid CRC and carry offset and leader epoch", async () => {
       const { store, log } = await setup();
       log.append(batch({ count: 2 }), { leaderEpoch: 0 });
