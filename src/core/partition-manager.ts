@@ -288,6 +288,24 @@ export class PartitionManager {
   }
 
   /**
+   * As `read`, but the batches are copied (pread) into `into`, which the caller reuses: cold
+   * data is cheaper to copy than to fault in through a fresh mapping (docs/benchmarks.md,
+   * Storage). `records` views `into` unless the first batch alone does not fit.
+   */
+  readInto(
+    topic: string,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    into: Uint8Array,
+    upTo?: number,
+  ): ReadResult & { highWatermark: number } {
+    const st = this.partition(topic, partition);
+    const hw = st.log.logEndOffset();
+    return { ...st.log.readInto(offset, maxBytes, into, upTo ?? hw), highWatermark: hw };
+  }
+
+  /**
    * Wait until the partition has data at or above `offset` (or is gone), at most `timeoutMs`.
    * Resolves true when woken by data, false on timeout or abort.
    */

@@ -17,8 +17,19 @@ export interface ConnectionLimits {
   maxQueuedBytes: number;
 }
 
-/** What a dispatcher answers for one frame: the response chunks, nothing (acks=0), or close. */
-export type FrameOutcome = Uint8Array[] | null | "close";
+/**
+ * What a dispatcher answers for one frame: the response chunks, nothing (acks=0), or close.
+ * With `release`, the chunks view lent buffers: it is called once they have been written.
+ */
+export type FrameOutcome =
+  | Uint8Array[]
+  | { chunks: Uint8Array[]; release: () => void }
+  | null
+  | "close";
+
+function releaseOf(o: FrameOutcome): (() => void) | null {
+  return o !== null && typeof o === "object" && !Array.isArray(o) ? o.release : null;
+}
 
 export interface FrameDispatcher {
   dispatch(frame: Uint8Array, conn: KafkaConnection): Promise<FrameOutcome>;
@@ -54,7 +65,8 @@ export class KafkaConnection {
   #framePooled = false;
   readonly #slots: Slot[] = [];
   #queuedBytes = 0;
-  readonly #out: Uint8Array[] = [];
+  /** Bytes to write, and the release of lent buffers due once the bytes before it are out. */
+  readonly #out: (Uint8Array | (() => void))[] = [];
   #paused = false;
   #waitingBudget: (() => void) | null = null;
   #closing = false;
@@ -105,6 +117,11 @@ export class KafkaConnection {
     if (this.#frame && this.#framePooled) this.pool.give(this.#frame);
     this.#frame = null;
     this.#stash.length = 0;
+    for (const o of this.#out) if (typeof o === "function") o();
+    this.#out.length = 0;
+    for (const slot of this.#slots) {
+      if (slot.done) releaseOf(slot.outcome)?.();
+    }
     this.dispatcher.closed(this);
   }
 
@@ -275,6 +292,10 @@ export class KafkaConnection {
     if (budget > 0) this.budget.release(budget);
     if (slot.pooled) this.pool.give(slot.pooled);
     slot.pooled = null;
+    if (this.#closed) {
+      releaseOf(outcome)?.();
+      return;
+    }
     slot.done = true;
     slot.outcome = outcome;
     this.#flush();
@@ -292,7 +313,11 @@ export class KafkaConnection {
         break;
       }
       if (slot.outcome === null) continue;
-      this.#enqueue(slot.outcome);
+      if (Array.isArray(slot.outcome)) this.#enqueue(slot.outcome);
+      else {
+        this.#enqueue(slot.outcome.chunks);
+        this.#out.push(slot.outcome.release);
+      }
       if (!this.#writeOut()) break;
     }
     if (this.#closing && this.#out.length === 0) {
@@ -322,6 +347,11 @@ export class KafkaConnection {
   #writeOut(): boolean {
     while (this.#out.length > 0) {
       const c = this.#out[0];
+      if (typeof c === "function") {
+        this.#out.shift();
+        c();
+        continue;
+      }
       // Bun returns -1 when nothing could be written right now; `drain` resumes us, and a
       // socket that really died reports `close`.
       const n = Math.max(0, this.socket.write(c));
@@ -336,6 +366,7 @@ export class KafkaConnection {
 
   #abort(): void {
     this.#closing = true;
+    for (const o of this.#out) if (typeof o === "function") o();
     this.#out.length = 0;
     this.socket.end();
   }

@@ -40,6 +40,17 @@ export interface RequestContext {
   readonly connection: object;
   /** Remote address as Kafka prints it, e.g. "/127.0.0.1". */
   readonly clientHost: string;
+  /**
+   * Reusable buffers for response bytes. What `take` lends stays the handler's until the
+   * response has been written to the socket (or the connection closed), unless given back first.
+   */
+  readonly buffers?: LentBuffers;
+}
+
+export interface LentBuffers {
+  take(size: number): Uint8Array;
+  /** Return a buffer early (nothing may reference its bytes any more). */
+  giveBack(buf: Uint8Array): void;
 }
 
 /**

@@ -14,7 +14,8 @@ import {
   UnsupportedApiError,
 } from "../protocol/kafka/index.ts";
 import type { FrameDispatcher, FrameOutcome, KafkaConnection } from "./connection.ts";
-import { CloseConnection, type Handler, type KafkaContext } from "./context.ts";
+import { CloseConnection, type Handler, type KafkaContext, type LentBuffers } from "./context.ts";
+import { FramePool } from "./frame-pool.ts";
 import { HANDLERS } from "./handlers/index.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
@@ -78,18 +79,30 @@ export class Dispatcher implements FrameDispatcher {
       return "close";
     }
     const t0 = performance.now();
+    const lent = new Lent(conn.pool);
     try {
       const result = await handler(this.ctx, {
         header,
         body,
         connection: conn,
         clientHost: `/${conn.remoteHost}`,
+        buffers: lent,
       });
       this.#count(header.apiKey, false);
       this.#observe(header.apiKey, t0);
-      if (result === null) return null;
-      return encodeResponseFrame(header.apiKey, header.apiVersion, header.correlationId, result);
+      if (result === null) {
+        lent.releaseAll();
+        return null;
+      }
+      const chunks = encodeResponseFrame(
+        header.apiKey,
+        header.apiVersion,
+        header.correlationId,
+        result,
+      );
+      return lent.empty ? chunks : { chunks, release: () => lent.releaseAll() };
     } catch (e) {
+      lent.releaseAll();
       this.#count(header.apiKey, true);
       this.#observe(header.apiKey, t0);
       if (e instanceof CloseConnection) return "close";
@@ -106,5 +119,32 @@ export class Dispatcher implements FrameDispatcher {
 
   closed(conn: KafkaConnection): void {
     this.ctx.groups.disconnected(conn);
+  }
+}
+
+/** Buffers lent to one request's handler, all returned to the pool once its response is out. */
+class Lent implements LentBuffers {
+  readonly #held = new Set<Uint8Array>();
+
+  constructor(readonly pool: FramePool) {}
+
+  get empty(): boolean {
+    return this.#held.size === 0;
+  }
+
+  take(size: number): Uint8Array {
+    if (!FramePool.pooled(size)) return new Uint8Array(size);
+    const buf = this.pool.take(size);
+    this.#held.add(buf);
+    return buf;
+  }
+
+  giveBack(buf: Uint8Array): void {
+    if (this.#held.delete(buf)) this.pool.give(buf);
+  }
+
+  releaseAll(): void {
+    for (const b of this.#held) this.pool.give(b);
+    this.#held.clear();
   }
 }

@@ -111,6 +111,52 @@ describe("KafkaConnection framing", () => {
     expect(pool.stats().misses).toBe(2);
   });
 
+  test("lent response buffers are released only once their bytes are written", async () => {
+    let room = 0; // bytes the socket accepts before it is "full"
+    const written: number[] = [];
+    const sock = {
+      remoteAddress: "127.0.0.1",
+      write(b: Uint8Array) {
+        const n = Math.min(room, b.length);
+        room -= n;
+        if (n > 0) written.push(n);
+        return n;
+      },
+      end() {},
+      pause() {},
+      resume() {},
+    } as unknown as Socket<unknown>;
+    let released = 0;
+    const big = new Uint8Array(100_000);
+    const d: FrameDispatcher = {
+      dispatch: () => Promise.resolve({ chunks: [big], release: () => released++ }),
+      closed() {},
+    };
+    const conn = new KafkaConnection(sock, limits, new ByteBudget(1 << 28), d, () => {});
+    feed(conn, frame(1, 10, 1), 64);
+    await Bun.sleep(0);
+    expect(released).toBe(0); // nothing written yet
+    room = 60_000;
+    conn.onDrain();
+    expect(released).toBe(0); // part written
+    room = 40_000;
+    conn.onDrain();
+    expect(released).toBe(1);
+    expect(written.reduce((a, b) => a + b, 0)).toBe(100_000);
+    // Pending at close: released by the close, and a response finishing after it too.
+    room = 0;
+    feed(conn, frame(1, 10, 1), 64);
+    await Bun.sleep(0);
+    let late: (o: FrameOutcome) => void = () => {};
+    d.dispatch = () => new Promise((r) => (late = r));
+    feed(conn, frame(1, 10, 1), 64);
+    conn.onClose();
+    expect(released).toBe(2);
+    late({ chunks: [big], release: () => released++ });
+    await Bun.sleep(0);
+    expect(released).toBe(3);
+  });
+
   test("the pool keeps at most its byte cap and never hands out a buffer twice", () => {
     const pool = new FramePool(100_000);
     const a = pool.take(40_000);

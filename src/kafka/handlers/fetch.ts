@@ -1,9 +1,18 @@
 // Fetch long-polls: it answers as soon as min_bytes are available, else waits on every
 // requested partition at once (woken by appends, never polling) until max_wait_ms. Records go
-// out as slices of the segment mappings: whole stored batches, never copied or re-encoded.
+// out as whole stored batches, never re-encoded: read by pread into one buffer lent for the
+// response (cheaper than faulting in fresh mappings, see docs/benchmarks.md) and written as is.
 import { ErrorCode } from "../../protocol/kafka/index.ts";
 import type { Struct } from "../../protocol/kafka/index.ts";
-import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import {
+  arr,
+  errorCodeOf,
+  type KafkaContext,
+  type LentBuffers,
+  num,
+  type RequestContext,
+  str,
+} from "../context.ts";
 import { batchTraffic } from "../traffic.ts";
 
 /** A client may ask for any wait; the broker holds a fetch at most this long. */
@@ -11,6 +20,8 @@ const MAX_WAIT_CAP_MS = 5 * 60_000;
 /** Safety bound on wake-ups of one fetch (each one re-reads; normally 1-2 happen). */
 const MAX_WAKEUPS = 10_000;
 const EMPTY = new Uint8Array(0);
+/** The most record bytes one response carries (clients ask again for more). */
+const RESPONSE_CAP = 16 * 1024 * 1024;
 
 /** -1 = no check; below the leader's epoch = fenced (74); above = unknown (75). */
 export function leaderEpochError(current: number, leader: number): number {
@@ -39,12 +50,39 @@ interface Wanted {
   replicaId: number;
 }
 
+/** The response's record buffer: taken on the first read, filled front to back. */
+class RecordSpace {
+  #buf: Uint8Array | null = null;
+  #used = 0;
+
+  constructor(readonly size: number, readonly lender: LentBuffers | undefined) {}
+
+  /** The unused rest of the buffer. */
+  rest(): Uint8Array {
+    this.#buf ??= this.lender ? this.lender.take(this.size) : new Uint8Array(this.size);
+    return this.#buf.subarray(this.#used);
+  }
+
+  /** `records` came from a read into `rest()`: keep those bytes. */
+  keep(records: Uint8Array): void {
+    if (this.#buf && records.buffer === this.#buf.buffer) this.#used += records.length;
+  }
+
+  /** Nothing references the bytes any more (a long-poll goes on waiting). */
+  reset(): void {
+    if (this.#buf) this.lender?.giveBack(this.#buf);
+    this.#buf = null;
+    this.#used = 0;
+  }
+}
+
 function partitionResult(
   ctx: KafkaContext,
   w: Wanted,
   budget: number,
   hasData: boolean,
   readCommitted: boolean,
+  space: RecordSpace,
 ) {
   const base = {
     partitionIndex: w.partition,
@@ -74,15 +112,17 @@ function partitionResult(
   const upTo = w.replicaId >= 0 ? end : hw;
   if (w.offset >= upTo || budget <= 0) return filled;
   try {
-    const r = ctx.partitions.read(
+    const r = ctx.partitions.readInto(
       w.topic,
       w.partition,
       w.offset,
       Math.min(w.maxBytes, budget),
+      space.rest(),
       upTo,
     );
     // KIP-74: the first batch of a response may exceed the limits; later ones may not.
     if (hasData && r.records.length > budget) return filled;
+    space.keep(r.records);
     return { ...filled, records: r.records };
   } catch (e) {
     return { ...filled, errorCode: errorCodeOf(e) };
@@ -117,14 +157,19 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
     }))
   );
   const deadline = performance.now() + maxWait;
+  // Sized for what this request can carry: no more than max_bytes, the partitions' own
+  // limits and the response cap.
+  const wantBytes = wanted.flat().reduce((n, w) => n + w.maxBytes, 0);
+  const limit = Math.max(1, Math.min(maxBytes, wantBytes, RESPONSE_CAP));
+  const space = new RecordSpace(limit, req.buffers);
   for (let i = 0; i < MAX_WAKEUPS; i++) {
-    let budget = maxBytes;
+    let budget = limit;
     let bytes = 0;
     let errors = false;
     const responses = wanted.map((parts, ti) => ({
       topic: str(arr(b.topics)[ti].topic),
       partitions: parts.map((w) => {
-        const r = partitionResult(ctx, w, budget, bytes > 0, readCommitted);
+        const r = partitionResult(ctx, w, budget, bytes > 0, readCommitted, space);
         bytes += r.records.length;
         budget -= r.records.length;
         if (r.errorCode !== 0) errors = true;
@@ -142,8 +187,10 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
       }
       return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses };
     }
+    space.reset();
     await waitAny(ctx, wanted.flat(), remaining);
   }
+  space.reset();
   return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses: [] };
 }
 
