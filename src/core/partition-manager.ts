@@ -253,6 +253,8 @@ export class PartitionManager {
     partition: number,
     batches: Uint8Array,
     acks: Acks,
+    /** The caller gives up `batches`: the log may rewrite them in place (see AppendOptions). */
+    inPlace = false,
   ): Promise<AppendResult> {
     const st = this.partition(topic, partition);
     if (acks === -1 && st.isr.length < st.minInsyncReplicas) {
@@ -264,6 +266,7 @@ export class PartitionManager {
     const result = st.log.append(batches, {
       leaderEpoch: st.leaderEpoch,
       requireDurable: acks === -1,
+      inPlace,
     });
     this.#wake(st);
     if (acks !== 0) await result.ack;

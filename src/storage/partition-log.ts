@@ -164,8 +164,11 @@ export class SegmentPartitionLog implements PartitionLog {
     if (this.cutPending) throw new StorageError("truncation not yet durable");
     const origin = opts.origin ?? "client";
     const now = this.deps.clock.now();
-    const stage = this.deps.staging.take(batches.length);
-    stage.set(batches);
+    let stage = batches;
+    if (!opts.inPlace) {
+      stage = this.deps.staging.take(batches.length);
+      stage.set(batches);
+    }
     const metas = prepareBatches(stage, {
       now,
       config: this.cfg,

@@ -118,6 +118,11 @@ export interface AppendOptions {
    * "replication": batches keep their offsets (must start at the log end) and epochs.
    */
   origin?: "client" | "replication";
+  /**
+   * The caller owns `batches` and nothing else reads them: the log may rewrite offsets, epochs
+   * and CRCs in place instead of copying them to its staging buffer first.
+   */
+  inPlace?: boolean;
 }
 
 export interface AppendResult {

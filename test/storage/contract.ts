@@ -64,6 +64,24 @@ export function logStoreContract(f: StoreFactory): void {
       await store.closeAll();
     });
 
+    test("an in-place append stores what a copying append stores", async () => {
+      const { store, log } = await setup();
+      const src = batch({ count: 4, ts: T0, valueSize: 50 });
+      const copied = src.slice();
+      log.append(copied, { leaderEpoch: 2 });
+      expect(copied).toEqual(src); // a copying append leaves the caller's bytes alone
+      const given = src.slice();
+      const r = log.append(given, { leaderEpoch: 2, inPlace: true });
+      expect(r.baseOffset).toBe(4);
+      const back = decodeRecordBatches(log.read(0, 1 << 20).records);
+      expect(back.map((b) => b.header.baseOffset)).toEqual([0, 4]);
+      expect(back.map((b) => b.header.partitionLeaderEpoch)).toEqual([2, 2]);
+      expect(back[1].records!.map((x) => [x.offset, x.value])).toEqual(
+        back[0].records!.map((x) => [x.offset + 4, x.value]),
+      );
+      await store.closeAll();
+    });
+
     test("readInto returns read's batches as a view of the caller's buffer", async () => {
       const { store, log } = await setup({ segmentBytes: 900 });
       for (let i = 0; i < 24; i++) {

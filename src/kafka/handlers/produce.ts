@@ -121,8 +121,9 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         parts.push(fail(bad[0], bad[1]));
         continue;
       }
-      // Started now, before any await: appends keep the request order.
-      const appended = ctx.partitions.append(name, index, records!, acks).then(
+      // Started now, before any await: appends keep the request order. The request frame is
+      // ours alone, so the log rewrites offsets in it instead of copying it first.
+      const appended = ctx.partitions.append(name, index, records!, acks, true).then(
         (r) => {
           const t = batchTraffic(records!);
           ctx.metrics.produced(name, t.records, t.bytes);
