@@ -231,9 +231,14 @@ async function main(): Promise<void> {
         fs.rmSync(ours.dir, { recursive: true, force: true });
       }
       rows.push([`append+fdatasync, ${label}`, ratioCell(appendRatios) + " of dd", ">= 70%"]);
-      rows.push([`read to TCP socket, ${label}`, ratioCell(readRatios) + " of dd", ">= 50%"]);
+      // The Kafka fetch path reads with readInto; HTTP reads and the coordinator slice maps.
+      rows.push([
+        `readInto to TCP socket, ${label} (Kafka fetch)`,
+        ratioCell(intoRatios) + " of dd",
+        ">= 50%",
+      ]);
+      rows.push([`read to TCP socket, ${label} (HTTP)`, ratioCell(readRatios) + " of dd", "info"]);
       rows.push([`  (second pass, map reused)`, ratioCell(warmRatios) + " of dd", "info"]);
-      rows.push([`readInto to TCP socket, ${label}`, ratioCell(intoRatios) + " of dd", "info"]);
     }
   } finally {
     await sink.stop();
