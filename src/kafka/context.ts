@@ -48,7 +48,8 @@ export interface RequestContext {
 }
 
 export interface LentBuffers {
-  take(size: number): Uint8Array;
+  /** Null when the listener's lending cap is reached: use a path that needs no buffer. */
+  take(size: number): Uint8Array | null;
   /** Return a buffer early (nothing may reference its bytes any more). */
   giveBack(buf: Uint8Array): void;
 }

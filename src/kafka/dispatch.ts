@@ -132,10 +132,10 @@ class Lent implements LentBuffers {
     return this.#held.size === 0;
   }
 
-  take(size: number): Uint8Array {
+  take(size: number): Uint8Array | null {
     if (!FramePool.pooled(size)) return new Uint8Array(size);
-    const buf = this.pool.take(size);
-    this.#held.add(buf);
+    const buf = this.pool.tryTake(size);
+    if (buf) this.#held.add(buf);
     return buf;
   }
 

@@ -14,9 +14,30 @@ export class FramePool {
   #retained = 0;
   #hits = 0;
   #misses = 0;
+  /** Bytes of buffers handed out by `tryTake` and not yet given back. */
+  #lent = 0;
+  readonly #lentBuffers = new WeakSet<ArrayBufferLike>();
+  /** Buffers on the free lists, so a second `give` of one cannot list it twice. */
+  readonly #idle = new WeakSet<ArrayBufferLike>();
 
-  /** @param maxRetainedBytes idle buffers kept for reuse, in total; the rest go to the GC. */
-  constructor(readonly maxRetainedBytes: number) {}
+  /**
+   * @param maxRetainedBytes idle buffers kept for reuse, in total; the rest go to the GC.
+   * @param maxLentBytes what `tryTake` may have out at once (response buffers).
+   */
+  constructor(readonly maxRetainedBytes: number, readonly maxLentBytes = Infinity) {}
+
+  /**
+   * A buffer of `size` bytes counted against the lending cap, or null when the cap is reached
+   * (the caller then uses a path that needs no buffer, e.g. mapped reads).
+   */
+  tryTake(size: number): Uint8Array | null {
+    const cls = classOf(size);
+    if (this.#lent + cls > this.maxLentBytes) return null;
+    const buf = this.take(size);
+    this.#lent += cls;
+    this.#lentBuffers.add(buf.buffer);
+    return buf;
+  }
 
   /** Whether a frame of this size is served from the pool (else the caller allocates). */
   static pooled(size: number): boolean {
@@ -29,6 +50,7 @@ export class FramePool {
     const list = this.#free.get(cls);
     const buf = list?.pop();
     if (buf) {
+      this.#idle.delete(buf.buffer);
       this.#retained -= buf.byteLength;
       this.#hits++;
       return buf.subarray(0, size);
@@ -41,15 +63,23 @@ export class FramePool {
   give(frame: Uint8Array): void {
     const whole = new Uint8Array(frame.buffer, 0, frame.buffer.byteLength);
     const cls = whole.byteLength;
+    if (this.#lentBuffers.delete(frame.buffer)) this.#lent -= cls;
+    if (this.#idle.has(frame.buffer)) return;
     if (cls !== classOf(cls) || this.#retained + cls > this.maxRetainedBytes) return;
+    this.#idle.add(frame.buffer);
     let list = this.#free.get(cls);
     if (!list) this.#free.set(cls, list = []);
     list.push(whole);
     this.#retained += cls;
   }
 
-  stats(): { retainedBytes: number; hits: number; misses: number } {
-    return { retainedBytes: this.#retained, hits: this.#hits, misses: this.#misses };
+  stats(): { retainedBytes: number; lentBytes: number; hits: number; misses: number } {
+    return {
+      retainedBytes: this.#retained,
+      lentBytes: this.#lent,
+      hits: this.#hits,
+      misses: this.#misses,
+    };
   }
 }
 

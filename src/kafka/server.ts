@@ -38,8 +38,10 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
   };
   const budget = new ByteBudget(opts.produceBudgetBytes ?? DEFAULT_PRODUCE_BUDGET);
   const dispatcher = new Dispatcher(ctx);
-  // Idle produce frames kept for reuse across all connections (see frame-pool.ts).
-  const pool = new FramePool(32 * 1024 * 1024);
+  // Idle produce frames and fetch buffers kept for reuse across all connections (see
+  // frame-pool.ts). Fetch responses waiting to be written hold at most 64 MiB of buffers; past
+  // that, fetches read through the segment maps and cost no anonymous memory.
+  const pool = new FramePool(32 * 1024 * 1024, 64 * 1024 * 1024);
   const live = new Set<KafkaConnection>();
   const onError = (msg: string, fields: Record<string, unknown>) => ctx.log.warn(msg, fields);
   const server: TCPSocketListener<KafkaConnection | undefined> = Bun.listen<

@@ -94,7 +94,7 @@ describe("KafkaConnection framing", () => {
     feed(conn, frame(0, 50_000, 7), 8192);
     feed(conn, frame(0, 50_000, 8), 8192);
     // Both in flight: two distinct buffers, nothing returned yet.
-    expect(pool.stats()).toEqual({ retainedBytes: 0, hits: 0, misses: 2 });
+    expect(pool.stats()).toEqual({ retainedBytes: 0, lentBytes: 0, hits: 0, misses: 2 });
     d.pending.shift()!();
     await Bun.sleep(0);
     expect(pool.stats().retainedBytes).toBe(65536);
@@ -171,6 +171,24 @@ describe("KafkaConnection framing", () => {
     const d = pool.take(33_000);
     expect(d.buffer).not.toBe(a.buffer);
     expect(FramePool.pooled(1000)).toBe(false);
+    // Lending is capped; what comes back frees room again.
+    const lender = new FramePool(1 << 20, 3 * 65536);
+    const l1 = lender.tryTake(40_000)!;
+    const l2 = lender.tryTake(60_000)!;
+    expect(lender.tryTake(70_000)).toBeNull(); // a 128 KiB class would pass the cap
+    const l3 = lender.tryTake(50_000)!;
+    expect(lender.stats().lentBytes).toBe(3 * 65536);
+    expect(lender.tryTake(33_000)).toBeNull();
+    lender.give(l2);
+    expect(lender.stats().lentBytes).toBe(2 * 65536);
+    expect(lender.tryTake(33_000)).not.toBeNull();
+    lender.give(l1);
+    lender.give(l3);
+    lender.give(l1); // a second give of the same buffer changes nothing
+    expect(lender.stats().lentBytes).toBe(65536);
+    const x = lender.take(40_000);
+    const y = lender.take(40_000);
+    expect(x.buffer).not.toBe(y.buffer);
     expect(FramePool.pooled(1 << 20)).toBe(true);
     expect(FramePool.pooled(64 << 20)).toBe(false);
   });

@@ -1,5 +1,6 @@
 // Memory stays bounded: a client pipelining 1000 produce requests of 1 MiB without reading
-// responses leaves the broker's anonymous memory under 512 MiB, and another client is served.
+// responses leaves the broker's anonymous memory under 512 MiB, and another client is served;
+// one pipelining 500 fetches of 16 MiB each without reading stays under 256 MiB.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
@@ -109,4 +110,67 @@ test(
     admin.close();
   },
   120_000,
+);
+
+test(
+  "500 pipelined 16 MiB fetches that are never read keep RssAnon under 256 MiB",
+  async () => {
+    const c = await RawClient.connect(broker.kafkaPort);
+    const lo = await c.call(2, 1, {
+      replicaId: -1,
+      topics: [{ name: "mem", partitions: [{ partitionIndex: 0, timestamp: -2 }] }],
+    });
+    // deno-lint-ignore no-explicit-any
+    const start = (lo.topics as any)[0].partitions[0].offset as number;
+    const fetch = encodeRequestFrame({
+      apiKey: 1,
+      apiVersion: 11,
+      correlationId: 0,
+      clientId: "mem-fetch",
+    }, {
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 16 * 1024 * 1024,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [{
+        topic: "mem",
+        partitions: [{
+          partition: 0,
+          currentLeaderEpoch: -1,
+          fetchOffset: start,
+          logStartOffset: -1,
+          partitionMaxBytes: 16 * 1024 * 1024,
+        }],
+      }],
+      forgottenTopicsData: [],
+      rackId: "",
+    });
+    const reader = await RawClient.connect(broker.kafkaPort);
+    reader.socket.pause();
+    let peak = rssAnonMiB(broker.proc.pid);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssAnonMiB(broker.proc.pid));
+    }, 20);
+    const view = new DataView(fetch.buffer, fetch.byteOffset);
+    for (let i = 0; i < 500; i++) {
+      view.setInt32(8, i + 1);
+      await reader.write(fetch);
+    }
+    await Bun.sleep(2000); // the broker answers into its output queue meanwhile
+    peak = Math.max(peak, rssAnonMiB(broker.proc.pid));
+    // Still served while that connection holds its answers.
+    const md = await c.call(3, 1, { topics: [{ name: "mem" }] }, 5000);
+    expect(md.topics).toBeDefined();
+    reader.close();
+    await Bun.sleep(300);
+    clearInterval(sampler);
+    console.log(`memory test: 500 unread 16 MiB fetches, peak RssAnon ${Math.round(peak)} MiB`);
+    // Lent fetch buffers are capped at 64 MiB; without the cap this reached ~500 MiB.
+    expect(peak).toBeLessThan(256);
+    c.close();
+  },
+  60_000,
 );

@@ -57,10 +57,10 @@ class RecordSpace {
 
   constructor(readonly size: number, readonly lender: LentBuffers | undefined) {}
 
-  /** The unused rest of the buffer. */
-  rest(): Uint8Array {
+  /** The unused rest of the buffer, or null when none can be lent right now. */
+  rest(): Uint8Array | null {
     this.#buf ??= this.lender ? this.lender.take(this.size) : new Uint8Array(this.size);
-    return this.#buf.subarray(this.#used);
+    return this.#buf ? this.#buf.subarray(this.#used) : null;
   }
 
   /** `records` came from a read into `rest()`: keep those bytes. */
@@ -112,14 +112,13 @@ function partitionResult(
   const upTo = w.replicaId >= 0 ? end : hw;
   if (w.offset >= upTo || budget <= 0) return filled;
   try {
-    const r = ctx.partitions.readInto(
-      w.topic,
-      w.partition,
-      w.offset,
-      Math.min(w.maxBytes, budget),
-      space.rest(),
-      upTo,
-    );
+    const into = space.rest();
+    const max = Math.min(w.maxBytes, budget);
+    // Past the lending cap (many responses waiting to be written), slices of the segment maps:
+    // slower on cold data, but they cost no anonymous memory however many are queued.
+    const r = into
+      ? ctx.partitions.readInto(w.topic, w.partition, w.offset, max, into, upTo)
+      : ctx.partitions.read(w.topic, w.partition, w.offset, max, upTo);
     // KIP-74: the first batch of a response may exceed the limits; later ones may not.
     if (hasData && r.records.length > budget) return filled;
     space.keep(r.records);
