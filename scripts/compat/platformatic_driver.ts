@@ -130,7 +130,18 @@ async function member() {
   const pending = new Map<number, Message<string, string, string, string>>();
   const floor = new Map<number, number>();
   let floorReady: Promise<void> = Promise.resolve();
+  // Eager protocol: a member gives up every partition when a rebalance starts (Kafka's
+  // onPartitionsRevoked runs before the JoinGroup). This client keeps its old assignment until
+  // the new SyncGroup answer, and a commit sent in that window carries the new generation, which
+  // the coordinator accepts (Kafka does not check ownership): it could overwrite what the new
+  // owner committed. So nothing is processed or committed from "rebalance" until "join".
+  let rebalancing = false;
+  consumer.on("consumer:group:rebalance", () => {
+    rebalancing = true;
+    pending.clear();
+  });
   consumer.on("consumer:group:join", (j) => {
+    rebalancing = false;
     // Uncommitted progress on partitions of the previous generation is given up: committing
     // it now (in the new generation) could overwrite what their new owner already committed.
     pending.clear();
@@ -145,8 +156,9 @@ async function member() {
       }, () => {});
   });
   const owns = (m: Message<string, string, string, string>) =>
-    consumer.assignments?.some((a) => a.topic === m.topic && a.partitions.includes(m.partition)) ??
-      false;
+    !rebalancing &&
+    (consumer.assignments?.some((a) => a.topic === m.topic && a.partitions.includes(m.partition)) ??
+      false);
   let processed = 0;
   let stopping = false;
   process.on("SIGTERM", () => {
