@@ -15,6 +15,7 @@ import { logConfigOf, PartitionManager } from "./core/partition-manager.ts";
 import { GroupService } from "./core/group-service.ts";
 import { SpaceReserve } from "./core/space-reserve.ts";
 import { decompress } from "./protocol/compression/index.ts";
+import { crc32cIsNative } from "./protocol/crc32c.ts";
 import { resolveTopicConfig } from "./meta/index.ts";
 import type { CompressionCodec } from "./protocol/record-batch.ts";
 import { type KafkaListener, startKafkaListener } from "./kafka/server.ts";
@@ -235,6 +236,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       cluster: `${cfg.clusterAddr.host}:${cluster.port}`,
       partitions: partitions.partitions().length,
       flush: cfg.flush.kind === "always" ? "always" : `interval:${cfg.flush.ms}`,
+      // "js" means the native CRC-32C addon could not be loaded (e.g. a noexec temp dir).
+      crc32c: crc32cIsNative ? "native" : "js",
       start_ms: Math.round(performance.now() - started),
     });
     return broker;

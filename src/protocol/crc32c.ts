@@ -1,7 +1,6 @@
 // CRC-32C (Castagnoli, reflected poly 0x82F63B78, init/xorout 0xFFFFFFFF).
 // Native @node-rs/crc32 when it loads (in a compiled binary it is unpacked at run time and may
 // fail), otherwise a pure-JS slicing-by-8 fallback. Both produce identical results.
-import { createRequire } from "node:module";
 
 const POLY = 0x82f63b78;
 
@@ -45,8 +44,9 @@ type NativeFn = (input: Uint8Array, initial?: number) => number;
 
 function loadNative(): NativeFn | null {
   try {
-    const req = createRequire(import.meta.url);
-    const mod = req("@node-rs/crc32") as { crc32c?: NativeFn };
+    // A literal require (not createRequire) so `bun build --compile` embeds the native addon;
+    // the binary unpacks it at run time, and a noexec temp dir lands in the catch below.
+    const mod = require("@node-rs/crc32") as { crc32c?: NativeFn };
     const fn = mod.crc32c;
     if (typeof fn !== "function") return null;
     // Self-check against the standard vector before trusting it.

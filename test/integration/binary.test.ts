@@ -76,6 +76,9 @@ describe("compiled binary", () => {
       const h = await api(b.httpUrl, "GET", "/healthz");
       expect(h.status).toBe(200);
       expect(h.json.status).toBe("ok");
+      // The native CRC-32C addon is embedded in the binary and loads (3x the pure-JS speed).
+      const started = b.logs.find((l) => l.includes('"broker started"'));
+      expect(started && JSON.parse(started).crc32c).toBe("native");
 
       // A second broker on the same data dir exits with a clear message and touches nothing.
       const second = run([
