@@ -130,11 +130,12 @@ async function member() {
   const pending = new Map<number, Message<string, string, string, string>>();
   const floor = new Map<number, number>();
   let floorReady: Promise<void> = Promise.resolve();
-  // Eager protocol: a member gives up every partition when a rebalance starts (Kafka's
-  // onPartitionsRevoked runs before the JoinGroup). This client keeps its old assignment until
-  // the new SyncGroup answer, and a commit sent in that window carries the new generation, which
-  // the coordinator accepts (Kafka does not check ownership): it could overwrite what the new
-  // owner committed. So nothing is processed or committed from "rebalance" until "join".
+  // Eager protocol: a member's partitions are revoked when a rebalance starts. This client keeps
+  // its old assignment until the new SyncGroup answer, but a commit sent in that window already
+  // carries the new generation, which the coordinator accepts (Kafka does not check ownership):
+  // it could overwrite what the partition's new owner committed. So nothing is committed from
+  // "rebalance" until "join". (Records keep being processed: the client keeps its fetch
+  // positions for partitions it keeps, so dropping them here would lose them.)
   let rebalancing = false;
   consumer.on("consumer:group:rebalance", () => {
     rebalancing = true;
@@ -156,9 +157,8 @@ async function member() {
       }, () => {});
   });
   const owns = (m: Message<string, string, string, string>) =>
-    !rebalancing &&
-    (consumer.assignments?.some((a) => a.topic === m.topic && a.partitions.includes(m.partition)) ??
-      false);
+    consumer.assignments?.some((a) => a.topic === m.topic && a.partitions.includes(m.partition)) ??
+      false;
   let processed = 0;
   let stopping = false;
   process.on("SIGTERM", () => {
@@ -173,7 +173,7 @@ async function member() {
       const batch = [...pending.values()];
       pending.clear();
       for (const m of batch) {
-        if (!owns(m)) continue;
+        if (rebalancing || !owns(m)) continue;
         try {
           await m.commit();
           emit({ ev: "commit", p: m.partition, o: Number(m.offset) + 1, t: nowNs() });
