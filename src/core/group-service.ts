@@ -52,6 +52,8 @@ export class GroupService {
   readonly #now: () => number;
   /** Appends are materialised in order per offsets partition. */
   readonly #materialiseChain = new Map<number, Promise<void>>();
+  /** Per group, the settlement of its latest append (appends of a group finish in order). */
+  readonly #groupSettled = new Map<string, Promise<void>>();
 
   constructor(
     readonly partitions: PartitionManager,
@@ -209,6 +211,25 @@ export class GroupService {
       },
     );
     this.#materialiseChain.set(partition, next);
+    const settled = next.then(() => {}, () => {});
+    this.#groupSettled.set(groupId, settled);
+    void settled.then(() => {
+      if (this.#groupSettled.get(groupId) === settled) this.#groupSettled.delete(groupId);
+    });
+  }
+
+  /**
+   * Resolves once every append of `groupId` started before this call has finished (or after
+   * `maxWaitMs`). OffsetFetch waits on it, so a commit accepted before the fetch arrived is seen
+   * even while its record is still being written: a member that takes over a partition during a
+   * rebalance then starts after the previous owner's last accepted commit.
+   */
+  commitsSettled(groupId: string, maxWaitMs = 5000): Promise<void> {
+    const settled = this.#groupSettled.get(groupId);
+    if (settled === undefined) return Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
+    return Promise.race([settled, cap]).finally(() => clearTimeout(timer));
   }
 
   /** Apply records to the SQLite view (idempotent upserts and deletes, in log order). */

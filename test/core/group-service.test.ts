@@ -114,12 +114,33 @@ test("join, sync, commit; offsets survive a restart and are in SQLite", async ()
     1,
     42,
   ]]);
+  // OffsetFetch waits on commitsSettled: a commit accepted but still being written is seen.
+  const fetch1 = () =>
+    a.groups.coordinator.fetchOffsets("g1", [{ name: "orders", partitions: [1] }]).topics[0]
+      .partitions[0].offset;
+  const inFlight = a.groups.request({
+    type: "offsetCommit",
+    groupId: "g1",
+    generationId: join.generationId,
+    memberId: join.memberId,
+    groupInstanceId: null,
+    retentionTimeMs: -1,
+    topics: [{
+      name: "orders",
+      partitions: [{ partition: 1, offset: 43, leaderEpoch: 0, metadata: null }],
+    }],
+  });
+  expect(fetch1()).toBe(42); // its record is not written yet
+  await a.groups.commitsSettled("g1");
+  expect(fetch1()).toBe(43);
+  await inFlight;
+  await a.groups.commitsSettled("nobody"); // no appends: resolves at once
   await a.close();
 
   const b = await open(dataDir);
   cleanups.push(b.close);
   const fetched = b.groups.coordinator.fetchOffsets("g1", [{ name: "orders", partitions: [0, 1] }]);
-  expect(fetched.topics[0].partitions.map((x) => x.offset)).toEqual([-1, 42]);
-  expect(b.meta.fetchOffsets("g1")[0].offset).toBe(42);
+  expect(fetched.topics[0].partitions.map((x) => x.offset)).toEqual([-1, 43]);
+  expect(b.meta.fetchOffsets("g1")[0].offset).toBe(43);
   expect(b.groups.coordinator.listGroups().map((g) => g.groupId)).toEqual(["g1"]);
 });

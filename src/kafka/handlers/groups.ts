@@ -226,8 +226,13 @@ function fetchGroupOffsets(ctx: KafkaContext, groupId: string, topicsRaw: unknow
   };
 }
 
-export function offsetFetch(ctx: KafkaContext, req: RequestContext): Struct {
+export async function offsetFetch(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const b = req.body;
+  const ids = req.header.apiVersion >= 8 ? arr(b.groups).map((g) => str(g.groupId)) : [
+    str(b.groupId),
+  ];
+  // Commits accepted before this request are answered even if still being written.
+  await Promise.all(ids.map((id) => ctx.groups.commitsSettled(id)));
   if (req.header.apiVersion >= 8) {
     return {
       throttleTimeMs: 0,
