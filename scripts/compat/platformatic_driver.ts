@@ -140,6 +140,7 @@ async function member() {
   consumer.on("consumer:group:rebalance", () => {
     rebalancing = true;
     pending.clear();
+    emit({ ev: "rebalance", t: nowNs() });
   });
   consumer.on("consumer:group:join", (j) => {
     rebalancing = false;
@@ -147,6 +148,7 @@ async function member() {
     // it now (in the new generation) could overwrite what their new owner already committed.
     pending.clear();
     const topics = (j.assignments ?? []).filter((x) => x.topic === topic);
+    emit({ ev: "join", a: topics.flatMap((t) => t.partitions), t: nowNs() });
     floorReady = topics.length === 0 ? Promise.resolve() : consumer.listCommittedOffsets({ topics })
       .then((commits) => {
         floor.clear();

@@ -23,11 +23,14 @@ export interface Rec {
   h: Record<string, string>;
 }
 export interface MemberEvent {
-  ev: "rec" | "commit" | "commit-failed" | "left";
+  /** join/rebalance: group events some drivers report, for diagnosing a failed run. */
+  ev: "rec" | "commit" | "commit-failed" | "left" | "join" | "rebalance";
   p?: number;
   o?: number;
   k?: string;
   t?: number;
+  /** join: the partitions assigned. */
+  a?: number[];
 }
 
 export interface ProduceOpts {
