@@ -124,26 +124,28 @@ export class Dispatcher implements FrameDispatcher {
 
 /** Buffers lent to one request's handler, all returned to the pool once its response is out. */
 class Lent implements LentBuffers {
-  readonly #held = new Set<Uint8Array>();
+  /** Created on the first loan: most requests never take a buffer. */
+  #held: Set<Uint8Array> | null = null;
 
   constructor(readonly pool: FramePool) {}
 
   get empty(): boolean {
-    return this.#held.size === 0;
+    return !this.#held?.size;
   }
 
   take(size: number): Uint8Array | null {
     if (!FramePool.pooled(size)) return new Uint8Array(size);
     const buf = this.pool.tryTake(size);
-    if (buf) this.#held.add(buf);
+    if (buf) (this.#held ??= new Set()).add(buf);
     return buf;
   }
 
   giveBack(buf: Uint8Array): void {
-    if (this.#held.delete(buf)) this.pool.give(buf);
+    if (this.#held?.delete(buf)) this.pool.give(buf);
   }
 
   releaseAll(): void {
+    if (!this.#held) return;
     for (const b of this.#held) this.pool.give(b);
     this.#held.clear();
   }

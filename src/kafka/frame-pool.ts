@@ -2,7 +2,8 @@
 // request costs a page fault per 4 KiB on first touch (tens of microseconds each on this kind
 // of VM), which profiles showed as a third of the broker's CPU; a reused buffer is already
 // mapped. Only frames whose bytes nobody keeps after the handler finishes may come from here
-// (Produce: the log copies the batches into its own staging buffer before `append` returns).
+// (Produce: the log validates, rewrites and pwrites the batches before `append` returns), and
+// Fetch response buffers, which the connection gives back once they are written.
 
 /** Smallest pooled class; smaller frames are cheap to allocate on the JS heap. */
 const MIN_CLASS_BITS = 15; // 32 KiB

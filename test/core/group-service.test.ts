@@ -92,18 +92,20 @@ test("join, sync, commit; offsets survive a restart and are in SQLite", async ()
   if (!assignment.ok) throw new Error("bad assignment");
   expect(assignment.value.assignedPartitions[0].partitions.sort()).toEqual([0, 1, 2]);
 
-  const commit = await a.groups.request({
-    type: "offsetCommit",
-    groupId: "g1",
-    generationId: join.generationId,
-    memberId: join.memberId,
-    groupInstanceId: null,
-    retentionTimeMs: -1,
-    topics: [{
-      name: "orders",
-      partitions: [{ partition: 1, offset: 42, leaderEpoch: 0, metadata: "m" }],
-    }],
-  });
+  const commitOrders1 = (offset: number, metadata: string | null) =>
+    a.groups.request({
+      type: "offsetCommit",
+      groupId: "g1",
+      generationId: join.generationId,
+      memberId: join.memberId,
+      groupInstanceId: null,
+      retentionTimeMs: -1,
+      topics: [{
+        name: "orders",
+        partitions: [{ partition: 1, offset, leaderEpoch: 0, metadata }],
+      }],
+    });
+  const commit = await commitOrders1(42, "m");
   if (commit.kind !== "offsetCommit") throw new Error("expected commit");
   expect(commit.topics[0].partitions[0].errorCode).toBe(0);
   // The commit is a record in __consumer_offsets and a row in SQLite.
@@ -118,18 +120,7 @@ test("join, sync, commit; offsets survive a restart and are in SQLite", async ()
   const fetch1 = () =>
     a.groups.coordinator.fetchOffsets("g1", [{ name: "orders", partitions: [1] }]).topics[0]
       .partitions[0].offset;
-  const inFlight = a.groups.request({
-    type: "offsetCommit",
-    groupId: "g1",
-    generationId: join.generationId,
-    memberId: join.memberId,
-    groupInstanceId: null,
-    retentionTimeMs: -1,
-    topics: [{
-      name: "orders",
-      partitions: [{ partition: 1, offset: 43, leaderEpoch: 0, metadata: null }],
-    }],
-  });
+  const inFlight = commitOrders1(43, null);
   expect(fetch1()).toBe(42); // its record is not written yet
   await a.groups.commitsSettled("g1");
   expect(fetch1()).toBe(43);

@@ -1,18 +1,9 @@
 // Group commit with an injected 50 ms fdatasync.
 import { expect, test } from "bun:test";
-import { CrashFileIO } from "../../src/storage/crash-fs.ts";
-import { SegmentLogStore } from "../../src/storage/log-store.ts";
-import { batch, FakeClock } from "./helpers.ts";
+import { batch, simulatedStore } from "./helpers.ts";
 
 test("no ack precedes the sync covering its bytes; N appends share few syncs", async () => {
-  const io = new CrashFileIO();
-  io.mkdirp("/data");
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    checkpointIntervalMs: 0,
-  });
+  const { io, store } = await simulatedStore();
   const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
   await log.flush();
   io.syncDelayMs = 50;
@@ -48,15 +39,7 @@ test("no ack precedes the sync covering its bytes; N appends share few syncs", a
 });
 
 test("flush=always syncs every append before the ack; failed syncs reject without unhandled errors", async () => {
-  const io = new CrashFileIO();
-  io.mkdirp("/data");
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    flush: { kind: "always" },
-    checkpointIntervalMs: 0,
-  });
+  const { io, store } = await simulatedStore({ flush: { kind: "always" } });
   const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
   const r = log.append(batch({ valueSize: 50 }), { leaderEpoch: 0 });
   await r.ack;
@@ -72,15 +55,7 @@ test("flush=always syncs every append before the ack; failed syncs reject withou
 });
 
 test("the interval flusher syncs without anyone waiting", async () => {
-  const io = new CrashFileIO();
-  io.mkdirp("/data");
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    flush: { kind: "interval", ms: 10 },
-    checkpointIntervalMs: 0,
-  });
+  const { io, store } = await simulatedStore({ flush: { kind: "interval", ms: 10 } });
   const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
   log.append(batch({ valueSize: 50 }), { leaderEpoch: 0 });
   expect(io.durableSize("/data/logs/t-0/00000000000000000000.log")).toBe(0);
@@ -90,14 +65,7 @@ test("the interval flusher syncs without anyone waiting", async () => {
 });
 
 test("appenders resumed by one round are all covered by the next; a sync starts in the same turn", async () => {
-  const io = new CrashFileIO();
-  io.mkdirp("/data");
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    checkpointIntervalMs: 0,
-  });
+  const { io, store } = await simulatedStore();
   const log = await store.openLog({ topic: "t", partition: 0, topicId: "X" });
   await log.flush();
   const segPath = "/data/logs/t-0/00000000000000000000.log";

@@ -1,5 +1,7 @@
-// Shared helpers for storage tests: batch builders and a fake clock.
+// Shared helpers for storage tests: batch builders, a fake clock, a store on the simulated disk.
 import { encodeRecordBatch, type RecordInput } from "../../src/protocol/record-batch.ts";
+import { CrashFileIO } from "../../src/storage/crash-fs.ts";
+import { SegmentLogStore, type SegmentStoreOptions } from "../../src/storage/log-store.ts";
 import type { Clock } from "../../src/storage/types.ts";
 
 export class FakeClock implements Clock {
@@ -57,4 +59,20 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
     o += p.length;
   }
   return out;
+}
+
+/** A segment store on a fresh simulated file system (no background checkpointer). */
+export async function simulatedStore(
+  opts: Partial<SegmentStoreOptions> = {},
+): Promise<{ io: CrashFileIO; store: SegmentLogStore }> {
+  const io = new CrashFileIO();
+  io.mkdirp("/data");
+  const store = await SegmentLogStore.open({
+    dataDir: "/data",
+    io,
+    clock: new FakeClock(),
+    checkpointIntervalMs: 0,
+    ...opts,
+  });
+  return { io, store };
 }

@@ -5,10 +5,9 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CrashFileIO } from "../../src/storage/crash-fs.ts";
 import { SegmentLogStore } from "../../src/storage/log-store.ts";
 import { type PartitionLog, type ReadResult, StorageError } from "../../src/storage/types.ts";
-import { batch, FakeClock } from "./helpers.ts";
+import { batch, simulatedStore } from "./helpers.ts";
 
 const spec = {
   topic: "t",
@@ -58,14 +57,7 @@ test("a log streamed through one reused buffer equals the log read through the m
 });
 
 test("a failed pread is a StorageError and read through the map still works", async () => {
-  const io = new CrashFileIO();
-  io.mkdirp("/data");
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    checkpointIntervalMs: 0,
-  });
+  const { io, store } = await simulatedStore();
   const log = await store.openLog(spec);
   log.append(batch({ count: 3 }), { leaderEpoch: 0 });
   expect(log.read(0, 1000).records.length).toBeGreaterThan(0); // maps the segment

@@ -150,15 +150,16 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
     }
     topics.push({ name, parts });
   }
-  const responses = [];
-  let failed: PartitionAnswer | undefined;
+  let answers: PartitionAnswer[][];
   try {
-    for (const t of topics) await Promise.all(t.parts);
+    answers = await Promise.all(topics.map((t) => Promise.all(t.parts)));
   } finally {
     deadline?.cancel();
   }
-  for (const t of topics) {
-    const partitionResponses = await Promise.all(t.parts);
+  const responses = [];
+  let failed: PartitionAnswer | undefined;
+  for (const [i, t] of topics.entries()) {
+    const partitionResponses = answers[i];
     for (const p of partitionResponses) if (p.errorCode !== 0) failed ??= p;
     responses.push({
       name: t.name,
