@@ -217,6 +217,14 @@ test("acks=all honours timeout_ms: a zero timeout answers REQUEST_TIMED_OUT, rec
   expect(ok.errorCode).toBe(0);
   // The timed-out batch was written (Kafka gives the same warning): 3 + 1 records before.
   expect(ok.baseOffset).toBe(4);
+  // A batch the log refuses gets the log's error, not the timeout's.
+  await createTopic(c, "tmo-small", 1, { "max.message.bytes": "200" });
+  const big = encodeRecordBatch({
+    records: [{ value: new Uint8Array(400) }],
+    baseTimestamp: Date.now(),
+  });
+  const refused = part(await c.call(0, 7, { ...produceBody("tmo-small", big, -1), timeoutMs: 0 }));
+  expect(refused.errorCode).toBe(10);
   c.close();
 });
 
