@@ -121,6 +121,18 @@ export function buildReport(res: Results): Report {
     fmtR(ratio(w4, g("W4.redis.rps"))),
     fmtPct(ratio(g("W4.ours.mbs"), tcp), "TCP"),
   ]);
+  const w4d = g("W4d.ours.rps");
+  throughput.rows.push([
+    "W4 with kcat's defaults (-o beginning -e)",
+    fmtStat(w4d),
+    "",
+    "",
+    "",
+    "",
+    fmtR(ratio(w4d, g("W4.nats.rps"))),
+    fmtR(ratio(w4d, g("W4.redis.rps"))),
+    "",
+  ]);
   throughput.rows.push([
     "W4 in MB/s (payload)",
     fmtStat(g("W4.ours.mbs")),
