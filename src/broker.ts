@@ -10,6 +10,8 @@ import { warnIfExposed } from "./http/auth.ts";
 import { Metrics } from "./core/metrics.ts";
 import { VERSION } from "./version.ts";
 import { META_DB_FILE, MetadataStore } from "./meta/index.ts";
+import { type MetaDbHealth, metaDbHealth, moveAside } from "./meta/damage.ts";
+import { RAFT_DB_FILE, raftLogHasState } from "./cluster/raft-storage-sqlite.ts";
 import { type LogConfig, SegmentLogStore } from "./storage/index.ts";
 import { logConfigOf, PartitionManager } from "./core/partition-manager.ts";
 import { GroupService } from "./core/group-service.ts";
@@ -53,6 +55,45 @@ function hasPartitionData(dataDir: string): boolean {
   return readdirSync(logs).length > 0;
 }
 
+/**
+ * meta.db is rebuilt from the metadata log when it is missing or damaged and raft.db holds that
+ * log. Without either, a data dir's segments cannot be told apart from a deleted topic's: refuse
+ * rather than risk deleting them. A damaged file is kept, renamed, never deleted.
+ */
+function checkMetaDb(dataDir: string, log: Logger): void {
+  const path = join(dataDir, META_DB_FILE);
+  let health: MetaDbHealth;
+  try {
+    health = metaDbHealth(path);
+  } catch (e) {
+    throw new StartupError(`cannot open metadata in ${dataDir}: ${(e as Error).message}`);
+  }
+  if (health.kind === "ok") return;
+  if (health.kind === "missing" && !hasPartitionData(dataDir)) return; // a new data dir
+  const rebuild = raftLogHasState(dataDir);
+  if (health.kind === "damaged") {
+    if (!rebuild) {
+      throw new StartupError(
+        `${path} is damaged (${health.reason}) and ${join(dataDir, RAFT_DB_FILE)} holds no ` +
+          "metadata log to rebuild it from; refusing to start (restore the metadata file)",
+      );
+    }
+    const kept = moveAside(path);
+    log.warn("meta.db is damaged: kept aside, rebuilding it from the metadata log", {
+      reason: health.reason,
+      kept,
+    });
+    return;
+  }
+  if (!rebuild) {
+    throw new StartupError(
+      `${path} is missing but ${join(dataDir, "logs")} holds partition data; ` +
+        "refusing to start (restore the metadata file, or move the logs away to start empty)",
+    );
+  }
+  log.warn("meta.db is missing: rebuilding it from the metadata log", { path });
+}
+
 export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broker> {
   const started = performance.now();
   const lock: DataDirLock = lockDataDir(cfg.dataDir);
@@ -61,16 +102,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     for (const c of cleanups.reverse()) await c();
   };
   try {
-    // Without its metadata, a data dir's segments cannot be told apart from a deleted topic's:
-    // refuse rather than risk deleting them.
-    if (!existsSync(join(cfg.dataDir, META_DB_FILE)) && hasPartitionData(cfg.dataDir)) {
-      throw new StartupError(
-        `${join(cfg.dataDir, META_DB_FILE)} is missing but ${
-          join(cfg.dataDir, "logs")
-        } holds partition data; ` +
-          "refusing to start (restore the metadata file, or move the logs away to start empty)",
-      );
-    }
+    checkMetaDb(cfg.dataDir, log);
     // The cluster port binds first: a joiner learns its cluster id (and maybe node id) there
     // before the metadata opens, and the metadata log is the Raft log it runs.
     const cluster = await ClusterService.start({

@@ -241,8 +241,14 @@ export class ClusterService {
     this.#db = db;
     const sm = new SqliteMetadataStateMachine(db);
     let state: PersistedState;
-    if (!this.#storage.isEmpty()) state = this.#storage.load();
-    else if (this.#joining) state = emptyState();
+    if (!this.#storage.isEmpty()) {
+      state = this.#storage.load();
+      // The tables behind the log's snapshot (meta.db rebuilt after it was lost or damaged):
+      // start them from the snapshot; the entries after it are applied again as committed.
+      if (state.snapshot !== undefined && sm.appliedIndex() < state.snapshot.meta.index) {
+        sm.restore(state.snapshot);
+      }
+    } else if (this.#joining) state = emptyState();
     else {
       // Bootstrap a one-voter quorum from whatever the tables hold (a data dir written by the
       // local log keeps its history: the snapshot sits at its applied index).

@@ -4,6 +4,7 @@
 // before any message that depends on them leaves. A separate file from meta.db because meta.db
 // runs with the looser WAL defaults the rest of the broker wants.
 import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseEntry } from "./raft/messages.ts";
 import type { RaftStorage } from "./raft/storage.ts";
@@ -17,6 +18,30 @@ export class RaftStorageError extends Error {
 
 function entryBody(e: Entry): string {
   return JSON.stringify(e);
+}
+
+/**
+ * Whether `raft.db` in `dataDir` holds a metadata log (a hard state or a snapshot), read without
+ * creating anything: the broker rebuilds a missing or damaged meta.db from it.
+ */
+export function raftLogHasState(dataDir: string): boolean {
+  const path = join(dataDir, RAFT_DB_FILE);
+  if (!existsSync(path)) return false;
+  let db: Database | undefined;
+  try {
+    db = new Database(path, { readwrite: true, create: false });
+    const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+      name: string;
+    }[];
+    const names = new Set(tables.map((t) => t.name));
+    if (!names.has("hard_state") || !names.has("snapshot")) return false;
+    return db.query("SELECT 1 FROM hard_state WHERE id = 1").get() !== null ||
+      db.query("SELECT 1 FROM snapshot WHERE id = 1").get() !== null;
+  } catch {
+    return false;
+  } finally {
+    db?.close();
+  }
 }
 
 export class SqliteRaftStorage implements RaftStorage {

@@ -1,7 +1,7 @@
 // One broker process driven over HTTP: retention on disk, clean restarts, refusals, disk full.
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
 import { api, readAll } from "../helpers/http.ts";
@@ -95,20 +95,78 @@ describe("broker process", () => {
     expect(recs.length).toBe(20);
   }, 30_000);
 
-  test("a data dir whose metadata was deleted is refused and its segments are kept", async () => {
+  const dropMeta = (dir: string, files: string[]) => {
+    for (const f of files) {
+      for (const ext of ["", "-wal", "-shm"]) rmSync(join(dir, f + ext), { force: true });
+    }
+  };
+  const warnings = (b: RunningBroker) =>
+    b.logs.flatMap((l) => {
+      try {
+        const j = JSON.parse(l);
+        return j.level === "warn" ? [j.msg as string] : [];
+      } catch {
+        return [];
+      }
+    });
+
+  test(
+    "a deleted meta.db is rebuilt from the metadata log; topics and records are back",
+    async () => {
+      const b = await start();
+      await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
+      await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
+      const before = (await api(b.httpUrl, "GET", "/topics/keep")).json as { topic_id: string };
+      b.kill("SIGTERM");
+      await b.exited;
+      dropMeta(b.dataDir, ["meta.db"]);
+      const again = await start({ dataDir: b.dataDir });
+      expect(warnings(again)).toContain("meta.db is missing: rebuilding it from the metadata log");
+      const after = (await api(again.httpUrl, "GET", "/topics/keep")).json as { topic_id: string };
+      expect(after.topic_id).toBe(before.topic_id);
+      const recs = await readAll(again.httpUrl, "keep", 0);
+      expect(recs.map((r) => r.value)).toEqual(["precious"]);
+    },
+    30_000,
+  );
+
+  test("a damaged meta.db is kept aside and rebuilt from the metadata log", async () => {
     const b = await start();
     await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
     await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
     b.kill("SIGTERM");
     await b.exited;
-    rmSync(join(b.dataDir, "meta.db"));
-    rmSync(join(b.dataDir, "meta.db-wal"), { force: true });
-    rmSync(join(b.dataDir, "meta.db-shm"), { force: true });
-    await expect(startBrokerProcess({ dataDir: b.dataDir })).rejects.toThrow(/meta.db is missing/);
-    expect(duBytes(join(b.dataDir, "logs", "keep-0"))).toBeGreaterThan(0);
-    expect(spawnSync("ls", [join(b.dataDir, "logs", "keep-0")], { encoding: "utf8" }).stdout)
-      .toContain(".log");
+    // Overwrite the SQLite header: "file is not a database".
+    const fd = openSync(join(b.dataDir, "meta.db"), "r+");
+    writeSync(fd, new Uint8Array(100).fill(0x5a), 0, 100, 0);
+    closeSync(fd);
+    const again = await start({ dataDir: b.dataDir });
+    expect(warnings(again)).toContain(
+      "meta.db is damaged: kept aside, rebuilding it from the metadata log",
+    );
+    expect(readdirSync(b.dataDir).some((f) => /^meta\.db\.damaged-/.test(f))).toBe(true);
+    const recs = await readAll(again.httpUrl, "keep", 0);
+    expect(recs.map((r) => r.value)).toEqual(["precious"]);
   }, 30_000);
+
+  test(
+    "a data dir whose metadata and metadata log were deleted is refused; segments are kept",
+    async () => {
+      const b = await start();
+      await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
+      await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
+      b.kill("SIGTERM");
+      await b.exited;
+      dropMeta(b.dataDir, ["meta.db", "raft.db"]);
+      await expect(startBrokerProcess({ dataDir: b.dataDir })).rejects.toThrow(
+        /meta.db is missing/,
+      );
+      expect(duBytes(join(b.dataDir, "logs", "keep-0"))).toBeGreaterThan(0);
+      expect(spawnSync("ls", [join(b.dataDir, "logs", "keep-0")], { encoding: "utf8" }).stdout)
+        .toContain(".log");
+    },
+    30_000,
+  );
 
   test(
     "disk full: produce fails with a storage error, reads and admin keep working, the broker stays up",
