@@ -19,6 +19,7 @@ import { decodeRecordBatches, encodeRecordBatch } from "../protocol/record-batch
 import { decompress } from "../protocol/compression/index.ts";
 import type { MetadataStore } from "../meta/index.ts";
 import type { Logger } from "../log.ts";
+import { CorruptLogError } from "../storage/index.ts";
 import { BrokerError, type PartitionManager } from "./partition-manager.ts";
 
 /** Kafka's offsets.topic.num.partitions is 50; one broker needs fewer files. Fixed once created. */
@@ -107,7 +108,20 @@ export class GroupService {
     let offset = st.log.logStartOffset();
     const end = st.log.logEndOffset();
     while (offset < end) {
-      const read = st.log.read(offset, 4 * 1024 * 1024, end);
+      let read;
+      try {
+        read = st.log.read(offset, 4 * 1024 * 1024, end);
+      } catch (e) {
+        if (!(e instanceof CorruptLogError)) throw e;
+        // Refusing to start would hold every group hostage to one damaged batch: keep what was
+        // read. Groups stored past it restart from earlier commits (records again, none lost).
+        this.log.error("__consumer_offsets is damaged; its later records are not replayed", {
+          partition,
+          offset,
+          error: e.message,
+        });
+        break;
+      }
       if (read.records.length === 0) break;
       for (const b of decodeRecordBatches(read.records, (c, bytes) => decompress(c, bytes))) {
         for (const r of b.records ?? []) {

@@ -8,6 +8,7 @@ import {
   type KafkaRecord,
 } from "../protocol/record-batch.ts";
 import { decompress } from "../protocol/compression/index.ts";
+import { CorruptLogError } from "../storage/index.ts";
 
 export type Format = "json" | "text" | "base64";
 
@@ -109,7 +110,14 @@ export function collect(
   const inflate = (codec: number, data: Uint8Array) => decompress(codec, data);
   for (let i = 0; i < MAX_READS && out.length < limit && bytes < maxBytes; i++) {
     const want = Math.max(1, Math.min(READ_STEP, maxBytes - bytes));
-    const read = broker.partitions.read(topic, partition, next, want);
+    let read;
+    try {
+      read = broker.partitions.read(topic, partition, next, want);
+    } catch (e) {
+      // Damaged bytes further on: answer with the records before them; alone, the error.
+      if (e instanceof CorruptLogError && out.length > 0) break;
+      throw e;
+    }
     const buf = read.records;
     if (buf.length === 0) break;
     bytes += buf.length;

@@ -59,6 +59,13 @@ export class StorageError extends LogError {
     if (cause !== undefined) this.cause = cause;
   }
 }
+/**
+ * Stored bytes fail their own check (CRC-32C, length, magic) when read: the segment was damaged
+ * after it was written. Served as KAFKA_STORAGE_ERROR, never as the damaged bytes.
+ */
+export class CorruptLogError extends StorageError {
+  override name = "CorruptLogError";
+}
 /** A partition directory belongs to another topic id: the caller deletes it. */
 export class TopicIdMismatchError extends StorageError {
   override name = "TopicIdMismatchError";

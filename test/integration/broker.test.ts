@@ -1,7 +1,15 @@
 // One broker process driven over HTTP: retention on disk, clean restarts, refusals, disk full.
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
 import { api, readAll } from "../helpers/http.ts";
@@ -164,6 +172,37 @@ describe("broker process", () => {
       expect(duBytes(join(b.dataDir, "logs", "keep-0"))).toBeGreaterThan(0);
       expect(spawnSync("ls", [join(b.dataDir, "logs", "keep-0")], { encoding: "utf8" }).stdout)
         .toContain(".log");
+    },
+    30_000,
+  );
+
+  test(
+    "bytes damaged on disk after a clean shutdown are never served: earlier records are, then an error",
+    async () => {
+      const b = await start();
+      await api(b.httpUrl, "POST", "/topics", { name: "dmg", partitions: 1 });
+      await api(b.httpUrl, "POST", "/topics/dmg/records", { value: "first" });
+      await api(b.httpUrl, "POST", "/topics/dmg/records", { value: "second" });
+      b.kill("SIGTERM");
+      await b.exited;
+      // The second batch starts where the first ends; flip a byte in its value.
+      const dir = join(b.dataDir, "logs", "dmg-0");
+      const seg = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
+      const data = readFileSync(seg);
+      const second = 12 + data.readInt32BE(8);
+      const fd = openSync(seg, "r+");
+      writeSync(fd, new Uint8Array([0x21]), 0, 1, data.length - 2);
+      closeSync(fd);
+      expect(second).toBeLessThan(data.length - 2);
+      const again = await start({ dataDir: b.dataDir });
+      const recs = await api(again.httpUrl, "GET", "/topics/dmg/partitions/0/records?offset=0");
+      expect(recs.status).toBe(200);
+      expect(recs.json.records.map((r: { value: string }) => r.value)).toEqual(["first"]);
+    expect(recs.json.next_offset).toBe(1);
+      const bad = await api(again.httpUrl, "GET", "/topics/dmg/partitions/0/records?offset=1");
+      expect(bad.status).toBe(500);
+      expect(bad.json.kafka_error_code).toBe(56);
+      expect(bad.json.message).toContain("damaged");
     },
     30_000,
   );
