@@ -198,7 +198,7 @@ describe("broker process", () => {
       const recs = await api(again.httpUrl, "GET", "/topics/dmg/partitions/0/records?offset=0");
       expect(recs.status).toBe(200);
       expect(recs.json.records.map((r: { value: string }) => r.value)).toEqual(["first"]);
-    expect(recs.json.next_offset).toBe(1);
+      expect(recs.json.next_offset).toBe(1);
       const bad = await api(again.httpUrl, "GET", "/topics/dmg/partitions/0/records?offset=1");
       expect(bad.status).toBe(500);
       expect(bad.json.kafka_error_code).toBe(56);
