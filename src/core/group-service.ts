@@ -21,6 +21,7 @@ import type { MetadataStore } from "../meta/index.ts";
 import type { Logger } from "../log.ts";
 import { CorruptLogError } from "../storage/index.ts";
 import { BrokerError, type PartitionManager } from "./partition-manager.ts";
+import { type OffsetsCompactionOptions, OffsetsCompactor } from "./offsets-compaction.ts";
 
 /** Kafka's offsets.topic.num.partitions is 50; one broker needs fewer files. Fixed once created. */
 export const DEFAULT_OFFSETS_PARTITIONS = 16;
@@ -35,6 +36,8 @@ export type GroupRequest = CoordinatorInput extends infer I
 export interface GroupServiceOptions extends CoordinatorOptions {
   offsetsPartitions?: number;
   now?: () => number;
+  /** When __consumer_offsets partitions are compacted (src/core/offsets-compaction.ts). */
+  offsetsCompaction?: OffsetsCompactionOptions;
 }
 
 interface Pending {
@@ -55,6 +58,7 @@ export class GroupService {
   readonly #materialiseChain = new Map<number, Promise<void>>();
   /** Per group, the settlement of its latest append (appends of a group finish in order). */
   readonly #groupSettled = new Map<string, Promise<void>>();
+  readonly compactor: OffsetsCompactor;
 
   constructor(
     readonly partitions: PartitionManager,
@@ -67,6 +71,12 @@ export class GroupService {
       ...opts,
       partitionCounts: (topic) => this.meta.getTopic(topic)?.partitions.length,
     });
+    this.compactor = new OffsetsCompactor(
+      partitions,
+      log.child({ component: "offsets-compaction" }),
+      () => this.#partitionCount,
+      opts.offsetsCompaction,
+    );
   }
 
   /** Create __consumer_offsets if missing, then replay it into the coordinator and SQLite. */
@@ -77,7 +87,8 @@ export class GroupService {
         OFFSETS_TOPIC,
         this.opts.offsetsPartitions ?? DEFAULT_OFFSETS_PARTITIONS,
         1,
-        // The topic is the source of truth for offsets: keep it (compaction does not exist yet).
+        // The topic is the source of truth for offsets: never deleted by time; the compactor
+        // (offsets-compaction.ts) keeps it near the size of the live state.
         { "retention.ms": "-1", "segment.bytes": String(64 * 1024 * 1024) },
         false,
         true,
@@ -100,6 +111,7 @@ export class GroupService {
       ms: Math.round(performance.now() - started),
     });
     this.#schedule();
+    this.compactor.start();
   }
 
   #readAll(partition: number): { encoded: EncodedRecord; decoded: OffsetsRecord }[] {
@@ -304,6 +316,7 @@ export class GroupService {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await this.compactor.stop();
     await Promise.allSettled([...this.#materialiseChain.values()]);
   }
 }

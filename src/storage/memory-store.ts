@@ -130,19 +130,7 @@ export class MemoryPartitionLog implements PartitionLog {
     const total = buf.length;
     const last = metas[metas.length - 1];
     const a = this.active;
-    if (
-      a.batches.length > 0 &&
-      (a.size + total > cfg.segmentBytes || now - a.firstTs >= cfg.segmentMs)
-    ) {
-      this.s.segments.push({
-        base: a.next,
-        next: a.next,
-        batches: [],
-        size: 0,
-        maxTs: -1,
-        firstTs: -1,
-      });
-    }
+    if (a.size + total > cfg.segmentBytes || now - a.firstTs >= cfg.segmentMs) this.roll();
     const seg = this.active;
     for (const m of metas) {
       if (seg.batches.length === 0) seg.firstTs = m.maxTimestamp;
@@ -261,6 +249,19 @@ export class MemoryPartitionLog implements PartitionLog {
       deletedSegments: a.deletedSegments + b.deletedSegments,
       deletedBytes: a.deletedBytes + b.deletedBytes,
       logStartOffset: this.s.logStart,
+    });
+  }
+
+  roll(): void {
+    const a = this.active;
+    if (a.batches.length === 0) return;
+    this.s.segments.push({
+      base: a.next,
+      next: a.next,
+      batches: [],
+      size: 0,
+      maxTs: -1,
+      firstTs: -1,
     });
   }
 

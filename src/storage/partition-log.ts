@@ -293,6 +293,7 @@ export class SegmentPartitionLog implements PartitionLog {
 
   /** Close the active segment's indexes and start a new segment at the log end. */
   roll(): void {
+    if (this.closed || this.active.isEmpty()) return;
     const old = this.active;
     const base = old.nextOffset;
     try {

@@ -215,6 +215,8 @@ export interface PartitionLog {
   /** Advance the log start offset (bounded by the log end); delete segments wholly below. */
   deleteRecords(offset: number): Promise<number>;
   enforceRetention(): Promise<RetentionResult>;
+  /** Start a new segment at the log end (nothing to do when the active one is empty). */
+  roll(): void;
   /** Drop everything at and above `offset` (follower truncation). */
   truncateTo(offset: number): Promise<void>;
   config(): LogConfig;

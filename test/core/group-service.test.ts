@@ -4,7 +4,7 @@ import { afterEach, expect, test } from "bun:test";
 import { MetadataStore } from "../../src/meta/index.ts";
 import { SegmentLogStore } from "../../src/storage/index.ts";
 import { PartitionManager } from "../../src/core/partition-manager.ts";
-import { GroupService } from "../../src/core/group-service.ts";
+import { GroupService, type GroupServiceOptions } from "../../src/core/group-service.ts";
 import {
   BROKER_ASSIGNOR_NAMES,
   decodeAssignment,
@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function open(dataDir: string) {
+async function open(dataDir: string, compaction: GroupServiceOptions["offsetsCompaction"] = {}) {
   const meta = MetadataStore.open(dataDir);
   const store = await SegmentLogStore.open({ dataDir, checkpointIntervalMs: 0 });
   const pm = new PartitionManager(meta, store, meta.nodeId, createLogger("error"));
@@ -34,6 +34,7 @@ async function open(dataDir: string) {
   const groups = new GroupService(pm, meta, createLogger("error"), {
     initialRebalanceDelayMs: 0,
     offsetsPartitions: 4,
+    offsetsCompaction: compaction,
   });
   await groups.start();
   const close = async () => {
@@ -134,4 +135,65 @@ test("join, sync, commit; offsets survive a restart and are in SQLite", async ()
   expect(fetched.topics[0].partitions.map((x) => x.offset)).toEqual([-1, 43]);
   expect(b.meta.fetchOffsets("g1")[0].offset).toBe(43);
   expect(b.groups.coordinator.listGroups().map((g) => g.groupId)).toEqual(["g1"]);
+});
+
+test("__consumer_offsets compaction keeps the latest commit of every key, drops the rest", async () => {
+  const dataDir = tempDir();
+  // Checked by hand below, not by the timer.
+  const a = await open(dataDir, { minBytes: 1, checkIntervalMs: 3_600_000 });
+  await a.pm.createTopic("t", 4, 1, {});
+  const groups = ["ga", "gb", "gc", "gd", "ge", "gf"];
+  const expected = new Map<string, number>();
+  const commit = (groupId: string, partition: number, offset: number) => {
+    expected.set(`${groupId}/${partition}`, offset);
+    return a.groups.request({
+      type: "offsetCommit",
+      groupId,
+      generationId: -1,
+      memberId: "",
+      groupInstanceId: null,
+      retentionTimeMs: -1,
+      topics: [{ name: "t", partitions: [{ partition, offset, leaderEpoch: 0, metadata: null }] }],
+    });
+  };
+  for (let round = 0; round < 60; round++) {
+    await Promise.all(groups.flatMap((g) => [0, 1, 2, 3].map((p) => commit(g, p, round * 10 + p))));
+  }
+  // A deleted group leaves only tombstones behind, which compaction drops.
+  const del = await a.groups.request({ type: "deleteGroups", groupIds: ["gf"] });
+  expect(del.kind).toBe("deleteGroups");
+  for (const p of [0, 1, 2, 3]) expected.delete(`gf/${p}`);
+
+  const results = [];
+  for (let p = 0; p < 4; p++) {
+    const log = a.pm.partition(OFFSETS_TOPIC, p).log;
+    if (log.logEndOffset() === 0) continue;
+    // A commit arriving while the compaction gathers keys must survive it.
+    const g = groups.find((x) => a.groups.partitionFor(x) === p && x !== "gf")!;
+    const compacting = a.groups.compactor.compact(p);
+    const late = g ? commit(g, 3, 9999) : Promise.resolve();
+    const r = await compacting;
+    await late;
+    expect(r).not.toBeNull();
+    results.push(r!);
+    expect(r!.recordsCopied).toBeLessThan(r!.recordsBefore);
+    expect(r!.bytesAfter).toBeLessThan(r!.bytesBefore);
+    expect(log.logStartOffset()).toBe(r!.logStartOffset);
+    expect(log.logStartOffset()).toBeGreaterThan(0);
+  }
+  expect(results.length).toBeGreaterThan(0);
+  // Nothing left to drop: a second pass declines.
+  for (const r of results) expect(await a.groups.compactor.compact(r.partition)).toBeNull();
+  await a.close();
+
+  const b = await open(dataDir);
+  cleanups.push(b.close);
+  for (const g of groups) {
+    const got = b.groups.coordinator.fetchOffsets(g, [{ name: "t", partitions: [0, 1, 2, 3] }]);
+    const offsets = got.topics[0].partitions.map((x) => x.offset);
+    expect(offsets).toEqual([0, 1, 2, 3].map((p) => expected.get(`${g}/${p}`) ?? -1));
+  }
+  expect(b.groups.coordinator.listGroups().map((x) => x.groupId).sort()).toEqual(
+    groups.filter((g) => g !== "gf"),
+  );
 });

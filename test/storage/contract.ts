@@ -259,6 +259,27 @@ export function logStoreContract(f: StoreFactory): void {
       await store.closeAll();
     });
 
+    test("roll, then deleteRecords up to the new segment, keeps only what follows", async () => {
+      const { store, log } = await setup();
+      log.roll(); // an empty log: nothing to roll
+      for (let i = 0; i < 5; i++) {
+        log.append(batch({ count: 2, ts: T0, tag: i }), { leaderEpoch: 0 });
+      }
+      const before = log.sizeBytes();
+      log.roll();
+      log.roll(); // the new active segment is empty: a no-op
+      const at = log.logEndOffset();
+      log.append(batch({ count: 3, ts: T0, tag: 9 }), { leaderEpoch: 0 });
+      // Reads reach both sides of the roll.
+      expect(decodeRecordBatches(log.read(0, 1 << 20).records)[0].header.baseOffset).toBe(0);
+      expect(decodeRecordBatches(log.read(at, 1 << 20).records)[0].header.baseOffset).toBe(at);
+      expect(await log.deleteRecords(at)).toBe(at);
+      expect(log.logStartOffset()).toBe(at);
+      expect(log.sizeBytes()).toBeLessThan(before);
+      expect(decodeRecordBatches(log.read(at, 1 << 20).records)[0].records!.length).toBe(3);
+      await store.closeAll();
+    });
+
     test("truncateTo drops the tail", async () => {
       const { store, log } = await setup({ segmentBytes: 250 });
       for (let i = 0; i < 10; i++) {
