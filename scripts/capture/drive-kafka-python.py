@@ -2,6 +2,7 @@
 import sys
 from kafka import KafkaProducer, KafkaConsumer, KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic, NewPartitions, ConfigResource, ConfigResourceType
+from kafka.structs import OffsetAndMetadata
 
 B = sys.argv[1]
 def step(name, fn):
@@ -27,6 +28,18 @@ def consume():
     c.end_offsets([TopicPartition("kp-a", 0)])
     c.close()
 
+def old_commits():
+    # api_version pinned below 0.9: no group management, so commit() of an assigned partition is
+    # a simple commit, OffsetCommit v0 at (0, 8, 1) and v1 (generation -1, no member) at (0, 8, 2).
+    for av in [(0, 8, 1), (0, 8, 2)]:
+        c = KafkaConsumer(bootstrap_servers=B, group_id="kp-old", api_version=av,
+                          enable_auto_commit=False, session_timeout_ms=10000,
+                          max_poll_interval_ms=10000, request_timeout_ms=11000)
+        tp = TopicPartition("kp-a", 0)
+        c.assign([tp])
+        c.commit({tp: OffsetAndMetadata(2, "kp-meta")})
+        c.close()
+
 def admin():
     a = KafkaAdminClient(bootstrap_servers=B, request_timeout_ms=4000, api_version_auto_timeout_ms=3000)
     a.create_topics([NewTopic("kp-t", 2, 1)])
@@ -50,5 +63,6 @@ def sasl():
 
 step("produce", produce)
 step("consume", consume)
+step("old commits", old_commits)
 step("admin", admin)
 step("sasl", sasl)

@@ -4,16 +4,25 @@
  * prefix); nothing here re-encodes them. Frames already checked in are kept as they are (so a
  * partial capture run, e.g. CLIENTS=platformatic, adds without churning other clients' frames);
  * new ones are added for (client, apiKey, apiVersion) keys the file lacks, up to PER_KEY
- * distinct frames each. --replace rebuilds the file from the logs alone.
+ * distinct frames each. --replace rebuilds the file from the logs alone. --api K (repeatable)
+ * merges only frames of those API keys.
  *
- *   bun scripts/capture/select-golden.ts /tmp/kafka-capture [--replace]
+ * sarama's frames come from the Go compatibility driver, not the fake broker: its recording
+ * dialer writes the same log lines with --capture FILE (label "sarama"), e.g.
+ *   driver sarama-group --bootstrap 127.0.0.1:9092 --topic go-cap --group go-cap \
+ *     --partitions 2 --count 200 --retention0 --capture /tmp/kafka-capture/sarama.jsonl
+ * against a running broker (build the driver as test/compat/go.test.ts does).
+ *
+ *   bun scripts/capture/select-golden.ts /tmp/kafka-capture [--replace] [--api 8]
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const args = process.argv.slice(2);
 const replace = args.includes("--replace");
-const dir = args.find((a) => !a.startsWith("--")) ?? "/tmp/kafka-capture";
+const apis = new Set(args.flatMap((a, i) => (args[i - 1] === "--api" ? [Number(a)] : [])));
+const dir = args.find((a, i) => !a.startsWith("--") && args[i - 1] !== "--api") ??
+  "/tmp/kafka-capture";
 const OUT = join(import.meta.dir, "../../test/protocol/kafka/golden/requests.json");
 const PER_KEY = 2;
 const MAX_FRAME_BYTES = 4096;
@@ -46,6 +55,7 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
     if (!raw) continue;
     const l = JSON.parse(raw) as Line;
     if (l.error || l.apiKey === undefined || l.apiVersion === undefined) continue;
+    if (apis.size > 0 && !apis.has(l.apiKey)) continue;
     if (l.hex.length / 2 > MAX_FRAME_BYTES) continue;
     const key = keyOf(l.label, l.apiKey, l.apiVersion);
     if (kept.has(key)) continue;

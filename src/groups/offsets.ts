@@ -95,7 +95,11 @@ export function handleOffsetCommit(
           offset: p.offset,
           leaderEpoch: p.leaderEpoch,
           metadata,
-          commitTimestamp: ctx.now,
+          // Kafka: an explicit v1 CommitTimestamp is the commit time (offset expiry counts
+          // from it); the default (-1) is now.
+          commitTimestamp: p.commitTimestamp === undefined || p.commitTimestamp === -1
+            ? ctx.now
+            : p.commitTimestamp,
           expireTimestamp: req.retentionTimeMs >= 0 ? ctx.now + req.retentionTimeMs : null,
         },
       });

@@ -111,6 +111,8 @@ export interface OffsetCommitInput {
       offset: number;
       leaderEpoch: number;
       metadata: string | null;
+      /** OffsetCommit v1 CommitTimestamp, stored as the commit time; -1 or absent = now. */
+      commitTimestamp?: number;
     }[];
   }[];
 }

@@ -192,12 +192,24 @@ export class Harness {
       memberId?: string;
       instance?: string | null;
       retention?: number;
-      offsets?: { topic: string; partition: number; offset: number; metadata?: string | null }[];
+      offsets?: {
+        topic: string;
+        partition: number;
+        offset: number;
+        metadata?: string | null;
+        commitTimestamp?: number;
+      }[];
     } = {},
   ): number {
     const byTopic = new Map<
       string,
-      { partition: number; offset: number; leaderEpoch: number; metadata: string | null }[]
+      {
+        partition: number;
+        offset: number;
+        leaderEpoch: number;
+        metadata: string | null;
+        commitTimestamp?: number;
+      }[]
     >();
     for (const x of o.offsets ?? [{ topic: "t1", partition: 0, offset: 10 }]) {
       if (!byTopic.has(x.topic)) byTopic.set(x.topic, []);
@@ -206,6 +218,7 @@ export class Harness {
         offset: x.offset,
         leaderEpoch: -1,
         metadata: x.metadata ?? "",
+        ...(x.commitTimestamp === undefined ? {} : { commitTimestamp: x.commitTimestamp }),
       });
     }
     return this.send({

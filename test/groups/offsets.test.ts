@@ -212,6 +212,26 @@ describe("offset retention", () => {
   });
 });
 
+describe("OffsetCommit v1 CommitTimestamp", () => {
+  test("an explicit one is the stored commit time and expiry counts from it; -1 is now", () => {
+    const h = new Harness({ offsetsRetentionMs: DAY });
+    h.advance(DAY);
+    h.commit({
+      offsets: [
+        { topic: "t1", partition: 0, offset: 1, commitTimestamp: 1000 },
+        { topic: "t1", partition: 1, offset: 2, commitTimestamp: -1 },
+      ],
+    });
+    const stored = h.appends[0].records.map((r) =>
+      r.record.type === "offset" ? r.record.value?.commitTimestamp : undefined
+    );
+    expect(stored).toEqual([1000, DAY]);
+    h.advance(1000);
+    expect(fetched(h, "g", "t1", 0).offset).toBe(-1);
+    expect(fetched(h, "g", "t1", 1).offset).toBe(2);
+  });
+});
+
 describe("DeleteGroups, ListGroups, DescribeGroups", () => {
   test("delete: not found, non-empty, success with tombstones", () => {
     const h = new Harness();

@@ -157,6 +157,12 @@ export async function leaveGroup(ctx: KafkaContext, req: RequestContext): Promis
   return { throttleTimeMs: 0, errorCode: r.errorCode, members: v >= 3 ? r.members : [] };
 }
 
+/**
+ * OffsetCommit. v0 carries no generation or member: it is a simple commit (generation -1, no
+ * member id), accepted only while the group has no members (else UNKNOWN_MEMBER_ID), as Kafka's
+ * coordinator treats a generation -1 commit. v1 adds them (checked as in v2+) and a per-partition
+ * CommitTimestamp (-1 = now). v2-4 carry RetentionTimeMs.
+ */
 export async function offsetCommit(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const b = req.body;
   const v = req.header.apiVersion;
@@ -167,6 +173,7 @@ export async function offsetCommit(ctx: KafkaContext, req: RequestContext): Prom
       offset: num(p.committedOffset),
       leaderEpoch: num(p.committedLeaderEpoch, -1),
       metadata: nstr(p.committedMetadata),
+      commitTimestamp: v === 1 ? num(p.commitTimestamp, -1) : -1,
     })),
   }));
   const r = expect(
@@ -174,7 +181,7 @@ export async function offsetCommit(ctx: KafkaContext, req: RequestContext): Prom
       type: "offsetCommit",
       groupId: str(b.groupId),
       generationId: v >= 1 ? num(b.generationIdOrMemberEpoch, -1) : -1,
-      memberId: str(b.memberId),
+      memberId: v >= 1 ? str(b.memberId) : "",
       groupInstanceId: nstr(b.groupInstanceId),
       retentionTimeMs: num(b.retentionTimeMs, -1),
       topics,

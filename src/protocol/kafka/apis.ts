@@ -40,6 +40,8 @@ export type ApiKeyName = keyof typeof ApiKey;
  * What the broker lists in ApiVersions: the kafka-protocol.md §4.1 "advertise" column plus
  * AlterConfigs (33) and IncrementalAlterConfigs (44), without the SASL APIs (17, 36): only what
  * the listener implements (src/kafka/handlers/index.ts; a test keeps the two in step).
+ * OffsetCommit starts at v0, below that column's 2: sarama 1.22 commits with v1 at its default
+ * retention and kafka-python pinned below 0.9 with v0/v1 (Kafka 3.x served them; 4.0 did not).
  */
 export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Map<
   number,
@@ -49,7 +51,7 @@ export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Ma
   [ApiKey.Fetch, [4, 12]],
   [ApiKey.ListOffsets, [1, 7]],
   [ApiKey.Metadata, [0, 12]],
-  [ApiKey.OffsetCommit, [2, 9]],
+  [ApiKey.OffsetCommit, [0, 9]],
   [ApiKey.OffsetFetch, [1, 9]],
   [ApiKey.FindCoordinator, [0, 6]],
   [ApiKey.JoinGroup, [0, 9]],

@@ -8,6 +8,7 @@ import {
   apiName,
   decodeRequestFrame,
   encodeRequestFrame,
+  type Struct,
 } from "../../../src/protocol/kafka/index.ts";
 import GOLDEN from "./golden/requests.json";
 
@@ -141,6 +142,40 @@ describe("hand-written expectations for captured frames", () => {
     expect(body).toMatchObject({ groupId: "cf-group", groupInstanceId: null });
     expect(body.generationIdOrMemberEpoch).toBeGreaterThan(0);
     expect(body.memberId).toMatch(/^member-/);
+  });
+  test("kafka-python OffsetCommit v0 and v1 (api_version 0.8.1 / 0.8.2): simple commits", () => {
+    const v0 = decodeRequestFrame(first("kafka-python", 8, 0));
+    expect(v0.header.clientId).toBe("kafka-python-2.0.2");
+    // v0 has no generation or member on the wire: the decoder fills the simple-commit defaults.
+    expect(v0.body).toMatchObject({
+      groupId: "kp-old",
+      generationIdOrMemberEpoch: -1,
+      memberId: "",
+    });
+    const v1 = decodeRequestFrame(first("kafka-python", 8, 1)).body;
+    expect(v1).toMatchObject({ groupId: "kp-old", generationIdOrMemberEpoch: -1, memberId: "" });
+    for (const b of [v0.body, v1]) {
+      expect(b.topics).toEqual([{
+        name: "kp-a",
+        partitions: [{
+          partitionIndex: 0,
+          committedOffset: 2,
+          committedLeaderEpoch: -1,
+          commitTimestamp: -1,
+          committedMetadata: "kp-meta",
+        }],
+      }]);
+    }
+  });
+  test("sarama 1.22 OffsetCommit v1 (Retention 0): member, generation, timestamp -1", () => {
+    for (const f of all("sarama", 8, 1)) {
+      const { header, body } = decodeRequestFrame(f);
+      expect(header.clientId).toBe("go-compat-a");
+      expect(body.generationIdOrMemberEpoch).toBeGreaterThan(0);
+      expect(body.memberId).toMatch(/^go-compat-a-/);
+      const parts = (body.topics as { partitions: Struct[] }[])[0].partitions;
+      expect(parts.map((p) => p.commitTimestamp)).toEqual(parts.map(() => -1));
+    }
   });
   test("platformatic Produce v11: idempotent batch carries the producer id it was given", () => {
     const [idem, plain] = all("platformatic", 0, 11).map((f) => decodeRequestFrame(f));

@@ -296,4 +296,39 @@ export const HANDWRITTEN_RESPONSES: HandwrittenResponse[] = [
       "00000001 0001 6d ffff 00000002 0102", // 1 member: "m", null instance id, 2 metadata bytes
     ],
   },
+  {
+    // OffsetCommit v0: no throttle time (v3+); per-partition error codes.
+    apiKey: 8,
+    version: 0,
+    correlationId: 12,
+    body: {
+      topics: [{
+        name: "t",
+        partitions: [{ partitionIndex: 0, errorCode: 0 }, { partitionIndex: 1, errorCode: 25 }],
+      }],
+    },
+    hex: [
+      "0000001b", // size 27
+      "0000000c",
+      "00000001 0001 74", // 1 topic "t"
+      "00000002", // 2 partitions
+      "00000000 0000", // 0: ok
+      "00000001 0019", // 1: UNKNOWN_MEMBER_ID
+    ],
+  },
+  {
+    // OffsetCommit v1: the v0 layout (the request gained generation, member and timestamp).
+    apiKey: 8,
+    version: 1,
+    correlationId: 13,
+    body: {
+      topics: [{ name: "t", partitions: [{ partitionIndex: 2, errorCode: 22 }] }],
+    },
+    hex: [
+      "00000015", // size 21
+      "0000000d",
+      "00000001 0001 74", // 1 topic "t"
+      "00000001 00000002 0016", // 1 partition: 2, ILLEGAL_GENERATION
+    ],
+  },
 ];

@@ -10,11 +10,14 @@
 // debug logs (sarama.Logger, kafka-go Logger) go to stderr with --debug.
 //
 // Every connection sarama opens goes through a dialer that reads the request headers it writes,
-// so each subcommand reports the (API, version) pairs the client actually sent.
+// so each subcommand reports the (API, version) pairs the client actually sent. With --capture
+// FILE the dialer also appends every request frame to FILE, one JSON line each in the format of
+// scripts/capture/fake-broker.ts logs (label "sarama"), for scripts/capture/select-golden.ts.
 package main
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -39,6 +42,7 @@ type options struct {
 	timeout    time.Duration
 	debug      bool
 	retention0 bool
+	capture    string
 }
 
 var subcommand = "driver"
@@ -88,6 +92,36 @@ type sniffer struct {
 
 func newSniffer() *sniffer { return &sniffer{seen: map[string]map[int16]bool{}} }
 
+// captureLog is the --capture file, shared by every sniffer; nil without the flag.
+var captureLog *frameLog
+
+type frameLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// write logs one request frame (without its size prefix) as the capture harness does:
+// {"label", "apiKey", "apiVersion", "clientId", "hex"}.
+func (l *frameLog) write(frame []byte) {
+	key := int16(binary.BigEndian.Uint16(frame[0:2]))
+	version := int16(binary.BigEndian.Uint16(frame[2:4]))
+	var clientID interface{}
+	if len(frame) >= 10 {
+		if n := int(int16(binary.BigEndian.Uint16(frame[8:10]))); n >= 0 && 10+n <= len(frame) {
+			clientID = string(frame[10 : 10+n])
+		}
+	}
+	line, err := json.Marshal(map[string]interface{}{
+		"label": "sarama", "apiKey": key, "apiVersion": version, "clientId": clientID,
+		"hex": hex.EncodeToString(frame),
+	})
+	check(err, "encoding a captured frame")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err = l.f.Write(append(line, '\n'))
+	check(err, "writing --capture")
+}
+
 func (s *sniffer) note(key, version int16) {
 	name, ok := apiNames[key]
 	if !ok {
@@ -126,10 +160,11 @@ func (s *sniffer) Dial(network, addr string) (net.Conn, error) {
 
 type sniffConn struct {
 	net.Conn
-	s    *sniffer
-	mu   sync.Mutex
-	head []byte // the first 8 bytes of the frame being written: size, api key, version
-	skip int    // bytes of the current frame still to pass
+	s     *sniffer
+	mu    sync.Mutex
+	head  []byte // the first 8 bytes of the frame being written: size, api key, version
+	skip  int    // bytes of the current frame still to pass
+	frame []byte // with --capture: the frame being written, after its size prefix
 }
 
 func (c *sniffConn) Write(b []byte) (int, error) {
@@ -141,8 +176,14 @@ func (c *sniffConn) Write(b []byte) (int, error) {
 			if n > len(rest) {
 				n = len(rest)
 			}
+			if captureLog != nil {
+				c.frame = append(c.frame, rest[:n]...)
+			}
 			c.skip -= n
 			rest = rest[n:]
+			if c.skip == 0 && captureLog != nil {
+				captureLog.write(c.frame)
+			}
 			continue
 		}
 		need := 8 - len(c.head)
@@ -155,6 +196,12 @@ func (c *sniffConn) Write(b []byte) (int, error) {
 			size := int(int32(binary.BigEndian.Uint32(c.head[0:4])))
 			c.s.note(int16(binary.BigEndian.Uint16(c.head[4:6])), int16(binary.BigEndian.Uint16(c.head[6:8])))
 			c.skip = size - 4
+			if captureLog != nil {
+				c.frame = append(c.frame[:0], c.head[4:]...)
+				if c.skip <= 0 {
+					captureLog.write(c.frame)
+				}
+			}
 			c.head = c.head[:0]
 		}
 	}
@@ -213,6 +260,8 @@ func main() {
 	fs.BoolVar(&o.debug, "debug", false, "client debug logs on stderr")
 	fs.BoolVar(&o.retention0, "retention0", false,
 		"sarama-group: keep Consumer.Offsets.Retention at 0 (sarama then sends OffsetCommit v1)")
+	fs.StringVar(&o.capture, "capture", "",
+		"append every request frame sarama writes to this file (capture-harness JSON lines)")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
 	}
@@ -221,6 +270,12 @@ func main() {
 	}
 	if o.debug {
 		logOut = log.New(os.Stderr, "", log.Lmicroseconds)
+	}
+	if o.capture != "" {
+		f, err := os.OpenFile(o.capture, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		check(err, "--capture")
+		defer f.Close()
+		captureLog = &frameLog{f: f}
 	}
 	timer := time.AfterFunc(o.timeout, func() { fail("did not finish in %s", o.timeout) })
 	defer timer.Stop()

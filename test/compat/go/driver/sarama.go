@@ -342,7 +342,7 @@ func startMember(o *options, sn *sniffer, name string, delay time.Duration) *gro
 	c.Consumer.Offsets.CommitInterval = 200 * time.Millisecond
 	if !o.retention0 {
 		// sarama 1.22 sends OffsetCommit v1 when Retention is 0 (its default) and v2 otherwise;
-		// the broker serves OffsetCommit v2-v9 (v0-v1 are gone in Kafka 4.0 too, KIP-896).
+		// the broker serves both (v0-v9). --retention0 keeps the default, so v1.
 		c.Consumer.Offsets.Retention = 7 * 24 * time.Hour
 	}
 	c.Consumer.Return.Errors = true
