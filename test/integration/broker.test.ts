@@ -108,6 +108,16 @@ describe("broker process", () => {
       for (const ext of ["", "-wal", "-shm"]) rmSync(join(dir, f + ext), { force: true });
     }
   };
+  /** A broker that wrote topic `keep` with one record, then stopped cleanly. */
+  const keptAndStopped = async () => {
+    const b = await start();
+    await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
+    await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
+    const topic = (await api(b.httpUrl, "GET", "/topics/keep")).json as { topic_id: string };
+    b.kill("SIGTERM");
+    await b.exited;
+    return { dataDir: b.dataDir, topicId: topic.topic_id };
+  };
   const warnings = (b: RunningBroker) =>
     b.logs.flatMap((l) => {
       try {
@@ -121,17 +131,12 @@ describe("broker process", () => {
   test(
     "a deleted meta.db is rebuilt from the metadata log; topics and records are back",
     async () => {
-      const b = await start();
-      await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
-      await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
-      const before = (await api(b.httpUrl, "GET", "/topics/keep")).json as { topic_id: string };
-      b.kill("SIGTERM");
-      await b.exited;
+      const b = await keptAndStopped();
       dropMeta(b.dataDir, ["meta.db"]);
       const again = await start({ dataDir: b.dataDir });
       expect(warnings(again)).toContain("meta.db is missing: rebuilding it from the metadata log");
       const after = (await api(again.httpUrl, "GET", "/topics/keep")).json as { topic_id: string };
-      expect(after.topic_id).toBe(before.topic_id);
+      expect(after.topic_id).toBe(b.topicId);
       const recs = await readAll(again.httpUrl, "keep", 0);
       expect(recs.map((r) => r.value)).toEqual(["precious"]);
     },
@@ -139,11 +144,7 @@ describe("broker process", () => {
   );
 
   test("a damaged meta.db is kept aside and rebuilt from the metadata log", async () => {
-    const b = await start();
-    await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
-    await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
-    b.kill("SIGTERM");
-    await b.exited;
+    const b = await keptAndStopped();
     // Overwrite the SQLite header: "file is not a database".
     const fd = openSync(join(b.dataDir, "meta.db"), "r+");
     writeSync(fd, new Uint8Array(100).fill(0x5a), 0, 100, 0);
@@ -160,11 +161,7 @@ describe("broker process", () => {
   test(
     "a data dir whose metadata and metadata log were deleted is refused; segments are kept",
     async () => {
-      const b = await start();
-      await api(b.httpUrl, "POST", "/topics", { name: "keep", partitions: 1 });
-      await api(b.httpUrl, "POST", "/topics/keep/records", { value: "precious" });
-      b.kill("SIGTERM");
-      await b.exited;
+      const b = await keptAndStopped();
       dropMeta(b.dataDir, ["meta.db", "raft.db"]);
       await expect(startBrokerProcess({ dataDir: b.dataDir })).rejects.toThrow(
         /meta.db is missing/,
