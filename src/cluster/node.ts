@@ -13,7 +13,7 @@ import type { LogEntry, MetadataLog, MetaDb } from "../meta/index.ts";
 import { MetaError } from "../meta/errors.ts";
 import { type MetadataRecord, parseRecord } from "../meta/records.ts";
 import { SqliteMetadataStateMachine } from "./metadata-state-machine.ts";
-import { SqliteRaftStorage } from "./raft-storage-sqlite.ts";
+import { RaftStorageError, SqliteRaftStorage } from "./raft-storage-sqlite.ts";
 import { emptyState } from "./raft/bootstrap.ts";
 import { nextMembershipChange, type VoterTarget } from "./raft/controller.ts";
 import { RaftError, RaftMetadataLog } from "./raft/metadata-log.ts";
@@ -200,7 +200,9 @@ export class ClusterService {
       return svc;
     } catch (e) {
       net.close();
-      if (e instanceof IdentityError) throw new ClusterError(e.message);
+      if (e instanceof IdentityError || e instanceof RaftStorageError) {
+        throw new ClusterError(e.message);
+      }
       throw e;
     }
   }

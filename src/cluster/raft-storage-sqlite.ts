@@ -49,7 +49,20 @@ export class SqliteRaftStorage implements RaftStorage {
   #snapIndex = 0;
 
   constructor(dataDir: string) {
-    this.#db = new Database(join(dataDir, RAFT_DB_FILE), { create: true, strict: true });
+    const path = join(dataDir, RAFT_DB_FILE);
+    try {
+      this.#db = new Database(path, { create: true, strict: true });
+      const check = this.#db.query("PRAGMA quick_check").all() as { quick_check: string }[];
+      const bad = check.map((r) => r.quick_check).filter((m) => m !== "ok");
+      if (bad.length > 0) throw new Error(bad[0].split("\n").slice(0, 2).join("; "));
+    } catch (e) {
+      // Unlike meta.db, the Raft log is not derived from anything else in a cluster.
+      throw new RaftStorageError(
+        `${path} is damaged or unreadable (${(e as Error).message}); refusing to start. ` +
+          "On a single broker, moving it aside rebuilds it from meta.db at the next start; " +
+          "a cluster member should be removed and join again with an empty data dir.",
+      );
+    }
     this.#db.run("PRAGMA journal_mode=WAL");
     this.#db.run("PRAGMA synchronous=FULL");
     this.#db.run(

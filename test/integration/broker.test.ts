@@ -159,6 +159,25 @@ describe("broker process", () => {
   }, 30_000);
 
   test(
+    "a damaged raft.db is refused with what to do; moved aside, it is rebuilt from meta.db",
+    async () => {
+      const b = await keptAndStopped();
+      const raft = join(b.dataDir, "raft.db");
+      const fd = openSync(raft, "r+");
+      writeSync(fd, new Uint8Array(100).fill(0x5a), 0, 100, 0);
+      closeSync(fd);
+      await expect(startBrokerProcess({ dataDir: b.dataDir })).rejects.toThrow(
+        /raft\.db is damaged or unreadable .*moving it aside rebuilds it/,
+      );
+      dropMeta(b.dataDir, ["raft.db"]);
+      const again = await start({ dataDir: b.dataDir });
+      const recs = await readAll(again.httpUrl, "keep", 0);
+      expect(recs.map((r) => r.value)).toEqual(["precious"]);
+    },
+    30_000,
+  );
+
+  test(
     "a data dir whose metadata and metadata log were deleted is refused; segments are kept",
     async () => {
       const b = await keptAndStopped();
