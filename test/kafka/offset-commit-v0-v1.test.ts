@@ -75,9 +75,9 @@ const codes = (r: Struct) =>
     t.partitions.map((p) => p.errorCode)
   );
 
-/** OffsetFetch v1: [offset, metadata, errorCode] per partition. */
-async function fetched(group: string, partitions: number[], topic = "oc-t") {
-  const r = await c.call(9, 1, {
+/** OffsetFetch (v1 unless said): [offset, metadata, errorCode] per partition. */
+async function fetched(group: string, partitions: number[], topic = "oc-t", version = 1) {
+  const r = await c.call(9, version, {
     groupId: group,
     topics: [{ name: topic, partitionIndexes: partitions }],
   });
@@ -107,10 +107,17 @@ async function stableGroup(group: string): Promise<{ memberId: string; generatio
   return { memberId, generation };
 }
 
-test("ApiVersions advertises OffsetCommit 0-9", async () => {
+test("ApiVersions advertises OffsetCommit 0-9 and OffsetFetch 0-9", async () => {
   const r = await c.call(18, 0, {});
   const e = (r.apiKeys as Struct[]).find((k) => k.apiKey === 8);
   expect(e).toMatchObject({ minVersion: 0, maxVersion: 9 });
+  const f = (r.apiKeys as Struct[]).find((k) => k.apiKey === 9);
+  expect(f).toMatchObject({ minVersion: 0, maxVersion: 9 });
+});
+
+test("OffsetFetch v0 reads back what v0 committed (kafka-python pinned to 0.8.1)", async () => {
+  expect(codes(await commitV0("of-v0", [{ partition: 1, offset: 5, metadata: "x" }]))).toEqual([0]);
+  expect(await fetched("of-v0", [0, 1], "oc-t", 0)).toEqual([[-1, "", 0], [5, "x", 0]]);
 });
 
 describe("OffsetCommit v0", () => {

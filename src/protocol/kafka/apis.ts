@@ -42,6 +42,8 @@ export type ApiKeyName = keyof typeof ApiKey;
  * the listener implements (src/kafka/handlers/index.ts; a test keeps the two in step).
  * OffsetCommit starts at v0, below that column's 2: sarama 1.22 commits with v1 at its default
  * retention and kafka-python pinned below 0.9 with v0/v1 (Kafka 3.x served them; 4.0 did not).
+ * OffsetFetch v0 (kafka-python pinned to 0.8.1 reads its commits back with it) is answered like v1:
+ * Kafka 0.8 read v0 from ZooKeeper, but here every commit lives in __consumer_offsets.
  */
 export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Map<
   number,
@@ -52,7 +54,7 @@ export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Ma
   [ApiKey.ListOffsets, [1, 7]],
   [ApiKey.Metadata, [0, 12]],
   [ApiKey.OffsetCommit, [0, 9]],
-  [ApiKey.OffsetFetch, [1, 9]],
+  [ApiKey.OffsetFetch, [0, 9]],
   [ApiKey.FindCoordinator, [0, 6]],
   [ApiKey.JoinGroup, [0, 9]],
   [ApiKey.Heartbeat, [0, 4]],

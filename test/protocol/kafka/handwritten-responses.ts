@@ -215,6 +215,25 @@ export const HANDWRITTEN_RESPONSES: HandwrittenResponse[] = [
     ],
   },
   {
+    // OffsetFetch v0: no throttle time, no top-level error code, no leader epoch.
+    apiKey: 9,
+    version: 0,
+    correlationId: 3,
+    body: {
+      topics: [{
+        name: "t",
+        partitions: [{ partitionIndex: 1, committedOffset: 42, metadata: "m", errorCode: 0 }],
+      }],
+    },
+    hex: [
+      "00000020", // size 32
+      "00000003", // correlation id (header v0)
+      "00000001 0001 74", // 1 topic, "t"
+      "00000001", // 1 partition
+      "00000001 000000000000002a 0001 6d 0000", // index 1, offset 42, "m", ok
+    ],
+  },
+  {
     // OffsetFetch v7: the top-level error code comes after the topics.
     apiKey: 9,
     version: 7,
