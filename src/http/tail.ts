@@ -9,7 +9,7 @@ import { type HttpContext, on } from "./app.ts";
 import { badRequest, topicNotFound } from "./errors.ts";
 import { commonErrors, Format, intQuery, RecordOut, TopicParams, valid, z } from "./schemas.ts";
 import { collect, type Format as Fmt, recordBytes, renderRecord, resolveFrom } from "./render.ts";
-import { OffsetOutOfRangeError } from "../storage/index.ts";
+import { OffsetOutOfRangeError, StorageError } from "../storage/index.ts";
 
 const TailQuery = z.object({
   from: z.string().max(64).optional().openapi({
@@ -155,7 +155,15 @@ function liveStream(
         let parts;
         try {
           parts = cursor.round(ROUND_RECORDS);
-        } catch {
+        } catch (e) {
+          if (e instanceof StorageError) {
+            // Damaged or unreadable log bytes: retrying at once would spin on them. Tell the
+            // client and end the stream (the broker has logged it; a reconnect retries).
+            const msg = JSON.stringify({ error_code: 50056, message: e.message });
+            ctrl.enqueue(enc.encode(sse ? `event: error\ndata: ${msg}\n\n` : msg + "\n"));
+            ctrl.close();
+            return;
+          }
           // The topic or a partition vanished mid-round: the refresh above reports it next time.
           continue;
         }

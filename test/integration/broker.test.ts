@@ -219,6 +219,15 @@ describe("broker process", () => {
       expect(bad.status).toBe(500);
       expect(bad.json.kafka_error_code).toBe(56);
       expect(bad.json.message).toContain("damaged");
+      // A live tail delivers the good record, then an error event, and ends (no busy retry).
+      const tail = await fetch(`${again.httpUrl}/topics/dmg/records?from=earliest`, {
+        headers: { accept: "text/event-stream" },
+        signal: AbortSignal.timeout(5000),
+      });
+      const text = await tail.text();
+      expect(text).toContain('"value":"first"');
+      expect(text).toMatch(/event: error\ndata: \{"error_code":50056/);
+      expect(again.logs.some((l) => l.includes("damaged log bytes"))).toBe(true);
     },
     30_000,
   );
