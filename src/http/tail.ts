@@ -43,6 +43,8 @@ export function parseEventId(id: string): Map<number, number> | undefined {
 
 class Cursor {
   readonly next = new Map<number, number>();
+  /** The partitions that existed when the read started have their positions. */
+  #started = false;
   constructor(
     readonly broker: Broker,
     readonly topic: string,
@@ -62,11 +64,12 @@ class Cursor {
         continue;
       }
       // A partition that appears while following starts at its beginning: nothing is missed.
-      const from = this.next.size > 0 && this.from === "latest" ? "earliest" : this.from;
+      const from = this.#started && this.from === "latest" ? "earliest" : this.from;
       const o = resolveFrom(this.broker, this.topic, p.partition, from);
       if (o === undefined) throw badRequest("from must be earliest, latest, an offset or a time");
       this.next.set(p.partition, o);
     }
+    this.#started = true;
     return true;
   }
 

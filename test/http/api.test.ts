@@ -228,6 +228,41 @@ describe("live tail", () => {
   });
 });
 
+describe("from=latest", () => {
+  test(
+    "starts every partition at its end; a partition added while following starts at 0",
+    async () => {
+      await api(b.httpUrl, "POST", "/topics", { name: "lat", partitions: 3 });
+      await api(b.httpUrl, "POST", "/topics/lat/records", [
+        { value: "old0", partition: 0 },
+        { value: "old1", partition: 1 },
+        { value: "old2", partition: 2 },
+      ]);
+      // A one-shot read from latest has nothing to return, and points every partition at its end.
+      const once = await api(b.httpUrl, "GET", "/topics/lat/records?from=latest");
+      expect(once.status).toBe(200);
+      expect(once.json.records).toEqual([]);
+      expect(once.json.next_offsets).toEqual({ "0": 1, "1": 1, "2": 1 });
+      // Following from latest (the default): only what is written afterwards.
+      const ctl = new AbortController();
+      const res = await fetch(`${b.httpUrl}/topics/lat/records?heartbeat_ms=200`, {
+        headers: { accept: "text/event-stream" },
+        signal: ctl.signal,
+      });
+      setTimeout(async () => {
+        await api(b.httpUrl, "POST", "/topics/lat/records", { value: "new2", partition: 2 });
+        await api(b.httpUrl, "POST", "/topics/lat/partitions", { count: 4 });
+        await api(b.httpUrl, "POST", "/topics/lat/records", { value: "new3", partition: 3 });
+      }, 300);
+      const text = await readStream(res, (t) => t.includes('"new3"'), 5000);
+      ctl.abort();
+      const values = [...text.matchAll(/"value":"(\w+)"/g)].map((m) => m[1]);
+      expect(values).toEqual(["new2", "new3"]);
+    },
+    15_000,
+  );
+});
+
 describe("cluster, docs, metrics", () => {
   test("/cluster, /readyz, /openapi.json, /docs, /metrics", async () => {
     const c = await api(b.httpUrl, "GET", "/cluster");
