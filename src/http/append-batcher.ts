@@ -35,17 +35,32 @@ interface Group {
   bytes: number;
 }
 
-function sizeOf(inputs: RecordInput[]): number {
-  let n = 0;
-  for (const r of inputs) n += (r.key?.length ?? 0) + (r.value?.length ?? 0) + 32;
+/** An upper bound of one record's encoded size (varint lengths and deltas included). */
+function recordSize(r: RecordInput): number {
+  let n = (r.key?.length ?? 0) + (r.value?.length ?? 0) + 32;
+  for (const h of r.headers ?? []) n += h.key.length * 3 + (h.value?.length ?? 0) + 10;
   return n;
 }
+
+function sizeOf(inputs: RecordInput[]): number {
+  let n = 0;
+  for (const r of inputs) n += recordSize(r);
+  return n;
+}
+
+/** Room for a batch's own header (61 bytes) and slack, under max.message.bytes. */
+const BATCH_OVERHEAD = 128;
 
 export class AppendBatcher {
   readonly #groups = new Map<string, Group>();
   #scheduled = false;
 
-  constructor(readonly append: AppendFn, readonly now: () => number = Date.now) {}
+  constructor(
+    readonly append: AppendFn,
+    readonly now: () => number = Date.now,
+    /** The partition's max.message.bytes: a request larger than one batch may hold is split. */
+    readonly maxBatchBytes: (topic: string, partition: number) => number = () => 1024 * 1024,
+  ) {}
 
   /** Append `inputs` to one partition; resolves with the offset of the first. */
   add(topic: string, partition: number, inputs: RecordInput[], acks: Acks): Promise<number> {
@@ -81,8 +96,34 @@ export class AppendBatcher {
   }
 
   async #single(topic: string, partition: number, inputs: RecordInput[], acks: Acks) {
-    const batch = encodeRecordBatch({ records: inputs, baseTimestamp: this.now() });
-    return (await this.append(topic, partition, batch, acks)).baseOffset;
+    const ts = this.now();
+    const limit = this.maxBatchBytes(topic, partition) - BATCH_OVERHEAD;
+    let bytes: Uint8Array;
+    if (sizeOf(inputs) <= limit) bytes = encodeRecordBatch({ records: inputs, baseTimestamp: ts });
+    else {
+      // Several batches, each within max.message.bytes, appended together (all or nothing, with
+      // contiguous offsets). A single record over the limit still gets the log's refusal.
+      const batches: Uint8Array[] = [];
+      let from = 0;
+      let size = 0;
+      for (let i = 0; i < inputs.length; i++) {
+        const n = recordSize(inputs[i]);
+        if (i > from && size + n > limit) {
+          batches.push(encodeRecordBatch({ records: inputs.slice(from, i), baseTimestamp: ts }));
+          from = i;
+          size = 0;
+        }
+        size += n;
+      }
+      batches.push(encodeRecordBatch({ records: inputs.slice(from), baseTimestamp: ts }));
+      bytes = new Uint8Array(batches.reduce((n, b) => n + b.length, 0));
+      let at = 0;
+      for (const b of batches) {
+        bytes.set(b, at);
+        at += b.length;
+      }
+    }
+    return (await this.append(topic, partition, bytes, acks)).baseOffset;
   }
 
   #flushAll(): void {

@@ -263,8 +263,10 @@ export type Producer = ReturnType<typeof createProducer>;
 export function createProducer(broker: Broker, metrics: Metrics) {
   let spread = 0;
   const topics = new TopicRoutes(broker);
-  const batcher = new AppendBatcher((t, p, batch, acks) =>
-    broker.partitions.append(t, p, batch, acks)
+  const batcher = new AppendBatcher(
+    (t, p, batch, acks) => broker.partitions.append(t, p, batch, acks),
+    Date.now,
+    (t, p) => broker.partitions.partition(t, p).log.config().maxMessageBytes,
   );
 
   async function produce(topic: string, records: ProduceRecord[], acks: Acks, fixed?: number) {

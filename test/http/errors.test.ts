@@ -103,6 +103,43 @@ describe("error statuses", () => {
     expect(got.records.every((r) => r.value === "y".repeat(100))).toBe(true);
   });
 
+  test("a request larger than max.message.bytes is split into batches that fit", async () => {
+    const u = b.httpUrl;
+    const made = await call(
+      u,
+      "POST",
+      "/topics",
+      JSON.stringify({ name: "split", partitions: 1, configs: { "max.message.bytes": "2000" } }),
+    );
+    expect(made.status).toBe(201);
+    const body = JSON.stringify(
+      Array.from({ length: 50 }, (_, i) => ({ value: `${i}:`.padEnd(100, "z") })),
+    );
+    const r = await call(u, "POST", "/topics/split/records?acks=1", body);
+    expect(r.status).toBe(200);
+    const offsets = (r.json as unknown as { offsets: { offset: number }[] }).offsets;
+    expect(offsets.map((o) => o.offset)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    const read = await fetch(`${u}/topics/split/partitions/0/records?offset=0&format=text`);
+    const got = (await read.json()) as { records: { value: string }[] };
+    expect(got.records.map((x) => x.value.split(":")[0])).toEqual(
+      Array.from({ length: 50 }, (_, i) => String(i)),
+    );
+    // 2 MB of text lines on a default topic (1 MiB max.message.bytes): one request, accepted.
+    const lines = Array.from({ length: 1000 }, () => "x".repeat(2000)).join("\n");
+    const t = await call(u, "POST", "/topics", JSON.stringify({ name: "bulk", partitions: 1 }));
+    expect(t.status).toBe(201);
+    const res = await fetch(`${u}/topics/bulk/records`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: lines,
+    });
+    expect(res.status).toBe(200);
+    const hw = await fetch(`${u}/topics/bulk`).then((x) => x.json()) as {
+      partitions: { high_watermark: number }[];
+    };
+    expect(hw.partitions[0].high_watermark).toBe(1000);
+  });
+
   test("Kafka error codes behind the statuses (503 for not-controller and not-ready causes)", () => {
     expect(statusForKafkaCode(41)).toBe(503); // NOT_CONTROLLER
     expect(statusForKafkaCode(8)).toBe(503); // BROKER_NOT_AVAILABLE
