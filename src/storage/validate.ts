@@ -76,7 +76,9 @@ export function prepareBatches(buf: Uint8Array, ctx: PrepareContext): BatchMeta[
       throw new InvalidRecordError(`magic ${view.getInt8(pos + 16)} (only v2 is accepted)`);
     }
     if (batchLength >= 0 && size > ctx.config.maxMessageBytes) {
-      throw new MessageTooLargeError(`batch of ${size} bytes > max.message.bytes`);
+      throw new MessageTooLargeError(
+        `batch of ${size} bytes > max.message.bytes (${ctx.config.maxMessageBytes})`,
+      );
     }
     const bad = checkBatchStructure(buf, pos);
     if (bad !== null) throw new CorruptRecordError(bad);
