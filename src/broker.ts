@@ -200,10 +200,11 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     try {
       kafka = startKafkaListener(kafkaCtx, { host: cfg.kafkaAddr.host, port: cfg.kafkaAddr.port });
     } catch (e) {
+      const m = (e as Error).message;
+      // Bun's own message ("Failed to listen at HOST") names no cause; the usual one is a port in use.
+      const hint = /EADDRINUSE|in use/i.test(m) ? "" : " (is the port in use?)";
       throw new StartupError(
-        `cannot listen for Kafka on ${cfg.kafkaAddr.host}:${cfg.kafkaAddr.port}: ${
-          (e as Error).message
-        }`,
+        `cannot listen for Kafka on ${cfg.kafkaAddr.host}:${cfg.kafkaAddr.port}: ${m}${hint}`,
       );
     }
     // Pushed after the HTTP server's cleanup, so it runs first: Kafka stops before anything else.

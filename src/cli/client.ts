@@ -48,9 +48,17 @@ export class ApiClient {
     }
     if (!res.ok) {
       const msg = (json as { message?: string } | undefined)?.message ?? (text || res.statusText);
-      throw new CliError(`${res.status}: ${msg}`);
+      throw new CliError(`${res.status}: ${msg}${this.hint(res.status)}`);
     }
     return json as T;
+  }
+
+  /** What this client can do about an error status (the server's message speaks to curl users). */
+  hint(status: number): string {
+    if (status !== 401) return "";
+    return this.opts.token
+      ? " (the token given with --token or BROKER_HTTP_TOKEN is not the broker's)"
+      : " (give the broker's token with --token TOKEN or BROKER_HTTP_TOKEN)";
   }
 }
 

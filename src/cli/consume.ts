@@ -88,7 +88,7 @@ async function follow(
     try {
       msg = JSON.parse(text).message ?? text;
     } catch { /* not JSON */ }
-    throw new CliError(`${res.status}: ${msg}`);
+    throw new CliError(`${res.status}: ${msg}${client.hint(res.status)}`);
   }
   const decoder = new TextDecoder();
   let buf = "";

@@ -11,7 +11,10 @@ import { AppendBatcher } from "./append-batcher.ts";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
-import { badRequest, topicNotFound } from "./errors.ts";
+import { badRequest, HttpError, topicNotFound } from "./errors.ts";
+
+/** REST Proxy's "partition not found" (40402), as the group offset routes answer it. */
+const partitionNotFound = (message: string) => new HttpError(404, 40402, message, 3);
 import { TopicRoutes } from "./topic-cache.ts";
 import {
   commonErrors,
@@ -275,7 +278,7 @@ export function createProducer(broker: Broker, metrics: Metrics) {
     if (records.length === 0) throw badRequest("no records in the body");
     const n = t.partitions;
     if (fixed !== undefined && fixed >= n) {
-      throw badRequest(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
+      throw partitionNotFound(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
     }
     // Keyless records go to one partition per request (like Kafka's sticky partitioner), rotating.
     const sticky = spread++ % n;
@@ -289,7 +292,9 @@ export function createProducer(broker: Broker, metrics: Metrics) {
       const explicit = fixed ?? r.partition;
       if (explicit !== undefined) {
         if (explicit >= n) {
-          throw badRequest(`records[${i}].partition ${explicit} does not exist (topic has ${n})`);
+          throw partitionNotFound(
+            `records[${i}].partition ${explicit} does not exist (topic ${topic} has ${n})`,
+          );
         }
         p = explicit;
       } else if (r.input.key) p = partitionForKey(r.input.key, n);

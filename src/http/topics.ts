@@ -59,7 +59,12 @@ const TopicDescription = z.object({
 }).openapi("Topic");
 
 const CreateTopic = z.object({
-  name: z.string().min(1).max(249).openapi({ example: "orders" }),
+  // Kafka's rules (1-249 of [a-zA-Z0-9._-], not "." or "..") are checked by the metadata store,
+  // which answers 422 with the reason; this bound only keeps hostile bodies small.
+  name: z.string().max(10_000).openapi({
+    example: "orders",
+    description: "1-249 characters of a-z, A-Z, 0-9, '.', '_', '-'; not '.' or '..'",
+  }),
   partitions: z.number().int().min(-1).max(1_000_000).optional().openapi({
     description: "default: the broker's num.partitions",
   }),

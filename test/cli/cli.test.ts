@@ -146,6 +146,9 @@ test("--token and BROKER_HTTP_TOKEN reach a broker run with --http-token", async
     const no = run(["cluster", "status", "--server", t.httpUrl]);
     expect(no.code).toBe(1);
     expect(no.err).toContain("401");
+    expect(no.err).toContain("--token TOKEN or BROKER_HTTP_TOKEN");
+    const wrong = run(["cluster", "status", "--server", t.httpUrl, "--token", "nope"]);
+    expect(wrong.err).toContain("is not the broker's");
     expect(run(["cluster", "status", "--server", t.httpUrl, "--token", "s3cret"]).code).toBe(0);
     const env = run(["topic", "list", "--server", t.httpUrl], { BROKER_HTTP_TOKEN: "s3cret" });
     expect(env.code).toBe(0);
