@@ -89,6 +89,10 @@ const HINTS: Record<number, string> = {
   [ErrorCode.UNKNOWN_MEMBER_ID]:
     "this member is not in the group (left or expired after its session timeout): join again",
   [ErrorCode.NON_EMPTY_GROUP]: "the group has active members: stop them (or let them expire) first",
+  [ErrorCode.INVALID_SESSION_TIMEOUT]:
+    "session_timeout_ms must be within the broker's group.min.session.timeout.ms and " +
+    "group.max.session.timeout.ms (6000 and 1800000 ms)",
+  [ErrorCode.GROUP_ID_NOT_FOUND]: "no such group",
 };
 
 export function kafkaError(code: number, message: string): HttpError {

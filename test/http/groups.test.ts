@@ -104,6 +104,16 @@ describe("consumer groups over HTTP", () => {
       expect((await api(b.httpUrl, "GET", "/groups")).json[0].group_id).toBe("g");
       expect((await api(b.httpUrl, "DELETE", "/groups/g")).status).toBe(204);
       expect((await api(b.httpUrl, "GET", "/groups/g")).status).toBe(404);
+      // Errors say what to change.
+      const gone = await api(b.httpUrl, "DELETE", "/groups/g");
+      expect(gone.status).toBe(404);
+      expect(gone.json.message).toContain("no such group");
+      const short = await api(b.httpUrl, "POST", "/groups/s/members", {
+        topics: ["orders"],
+        session_timeout_ms: 5000,
+      });
+      expect(short.status).toBe(400);
+      expect(short.json.message).toContain("group.min.session.timeout.ms");
     },
     30_000,
   );
