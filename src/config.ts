@@ -2,6 +2,7 @@
 // Every option is declared once here; --help, env names and file keys derive from the table.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { explainParseError } from "./cli/parse-error.ts";
 
 export class ConfigError extends Error {}
 
@@ -342,7 +343,7 @@ export function parseCommandLine(
   try {
     ({ values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true }));
   } catch (e) {
-    throw new ConfigError((e as Error).message.split("\n")[0]);
+    throw new ConfigError(explainParseError(e));
   }
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };

@@ -69,6 +69,13 @@ describe("config", () => {
     expect(() => parseCommandLine(argv, {})).toThrow(ConfigError);
   });
 
+  test("the common flag mistakes are answered with the fix", () => {
+    expect(() => parseCommandLine(["--node-id", "-3"], {})).toThrow(/--node-id=-1/);
+    expect(() => parseCommandLine(["--server", "http://x"], {})).toThrow(
+      /option of the client commands: put it after the command/,
+    );
+  });
+
   test("unknown key in a config file is rejected", () => {
     const dir = tempDir();
     const file = join(dir, "b.json");

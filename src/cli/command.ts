@@ -1,4 +1,5 @@
 // A small command framework over node:util parseArgs: shared flags, --help with examples.
+import { explainParseError } from "./parse-error.ts";
 import { parseArgs } from "node:util";
 import { ApiClient, CliError } from "./client.ts";
 
@@ -69,7 +70,7 @@ export async function runCommand(
       strict: true,
     });
   } catch (e) {
-    throw new CliError(`${(e as Error).message.split("\n")[0]} (see broker ${c.name} --help)`);
+    throw new CliError(`${explainParseError(e)} (see broker ${c.name} --help)`);
   }
   const values = parsed.values as RunContext["values"];
   if (values.help) {
