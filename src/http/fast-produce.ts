@@ -7,7 +7,14 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Metrics } from "../core/metrics.ts";
 import { badRequest, errorBody, toHttpError } from "./errors.ts";
-import { jsonRecords, mediaType, parseAcks, ProduceQuery, type Producer } from "./produce.ts";
+import {
+  jsonRecords,
+  mediaType,
+  parseAcks,
+  ProduceQuery,
+  type Producer,
+  queryPartition,
+} from "./produce.ts";
 import type { Logger } from "../log.ts";
 
 /** The route label the Hono app reports for this path in /metrics. */
@@ -93,7 +100,7 @@ async function handle(
   o: FastPathOptions,
   req: Request,
   topic: string,
-  q: { acks?: string; format?: "json" | "text" | "base64" },
+  q: { acks?: string; format?: "json" | "text" | "base64"; partition?: string },
 ): Promise<Response> {
   const t0 = performance.now();
   let res: Response;
@@ -105,7 +112,12 @@ async function handle(
       throw badRequest(`the body is not valid JSON: ${(e as Error).message}`);
     }
     const records = jsonRecords(body, q.format ?? "json");
-    const offsets = await o.producer.produce(topic, records, parseAcks(q.acks));
+    const offsets = await o.producer.produce(
+      topic,
+      records,
+      parseAcks(q.acks),
+      queryPartition(q),
+    );
     res = Response.json({ offsets });
   } catch (e) {
     const h = toHttpError(e);

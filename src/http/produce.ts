@@ -201,7 +201,14 @@ export const ProduceQuery = z.object({
   key: z.string().max(1_000_000).optional().openapi({
     description: "the key of every record (text/plain and application/octet-stream bodies)",
   }),
+  partition: z.string().regex(/^\d{1,9}$/, "must be a partition number").optional().openapi({
+    description: "write every record to this partition (overrides keys and record fields)",
+  }),
 });
+
+/** The `partition` query parameter as a number, if given. */
+export const queryPartition = (q: { partition?: string }) =>
+  q.partition === undefined ? undefined : Number(q.partition);
 
 const RecordIn = z.object({
   key: z.unknown().optional(),
@@ -361,7 +368,9 @@ export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
       const q = valid(c, "query", ProduceQuery);
       if (!producer.topics.get(topic)) throw topicNotFound(topic);
       const records = await parseProduceBody(c, q.format ?? "json", q.key);
-      return c.json({ offsets: await produce(topic, records, parseAcks(q.acks)) });
+      return c.json({
+        offsets: await produce(topic, records, parseAcks(q.acks), queryPartition(q)),
+      });
     },
   );
 

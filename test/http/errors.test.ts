@@ -55,6 +55,8 @@ describe("error statuses", () => {
       [404, call(u, "POST", "/topics/nope/records", '{"value":1}')],
       [404, call(u, "GET", "/topics/e1/partitions/7/records")],
       [404, call(u, "POST", "/topics/e1/records", '{"value":1,"partition":99}')],
+      [404, call(u, "POST", "/topics/e1/records?partition=9", '{"value":1}')],
+      [400, call(u, "POST", "/topics/e1/records?partition=one", '{"value":1}')],
       [404, call(u, "POST", "/topics/e1/partitions/9", '{"records":[{"value":1}]}')],
       [404, call(u, "GET", "/groups/nope")],
       [409, call(u, "POST", "/topics", JSON.stringify({ name: "e1", partitions: 1 }))],
@@ -69,6 +71,19 @@ describe("error statuses", () => {
       ],
       [422, call(u, "PATCH", "/topics/e1/configs", JSON.stringify({ "retention.ms": "soon" }))],
     ];
+    // ?partition= places every record, keyed or not.
+    const placed = await call(
+      u,
+      "POST",
+      "/topics/e1/records?partition=1",
+      '[{"key":"a","value":1},{"value":2}]',
+    );
+    expect(placed.status).toBe(200);
+    expect(
+      (placed.json as unknown as { offsets: { partition: number }[] }).offsets.map((o) =>
+        o.partition
+      ),
+    ).toEqual([1, 1]);
     for (const [want, p] of cases) {
       const r = await p;
       expect([want, r.json]).toEqual([r.status, r.json]);
