@@ -84,6 +84,8 @@ export async function openSegmentLog(
     const m = /^(\d{20})\.(index|timeindex)$/.exec(n);
     if (m && !bases.includes(Number(m[1]))) io.unlink(path.join(dir, n));
   }
+  // No segment and no checkpoint: a partition created now, with nothing to recover.
+  const created = bases.length === 0 && cp === null;
   if (bases.length === 0) {
     bases.push(cp ? cp.logStart : 0);
     log.needDirSync = true;
@@ -239,11 +241,15 @@ export async function openSegmentLog(
   // A clean log keeps its clean checkpoint until its first change (see markUnclean).
   if (clean) log.cleanOnDisk = true;
   else await log.writeCheckpoint(false);
-  logger(clean ? "debug" : "info", "partition log opened", {
-    dir,
-    logStart: log.logStart,
-    logEnd,
-    ...log.recovery,
-  });
+  logger(
+    clean || created ? "debug" : "info",
+    created ? "partition log created" : "partition log opened",
+    {
+      dir,
+      logStart: log.logStart,
+      logEnd,
+      ...log.recovery,
+    },
+  );
   return log;
 }
