@@ -174,8 +174,18 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         }`,
       );
     }
-    // Cleanups run last-in first-out: on shutdown the listener stops accepting before anything closes.
-    cleanups.push(() => server.stop(true));
+    // Cleanups run last-in first-out: on shutdown the listener stops accepting before anything
+    // closes. Long-polls answer and live tails end first (closing), so their clients get a whole
+    // response rather than a cut connection; what has not finished within a second is cut.
+    const closing = new AbortController();
+    cleanups.push(async () => {
+      closing.abort();
+      const graceful = server.stop(false);
+      const limit = Bun.sleep(1000).then(() => "late" as const);
+      if ((await Promise.race([graceful.then(() => "done" as const), limit])) === "late") {
+        await server.stop(true);
+      }
+    });
     // The Kafka listener binds next to HTTP, before registration, so the real port is
     // registered; its handlers need the group service, which exists only after registration.
     const late: { groups?: GroupService } = {};
@@ -256,7 +266,11 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         await undo();
       },
     };
-    http.app = createHttpApp(broker, { token: cfg.httpToken, metrics: broker.metrics });
+    http.app = createHttpApp(broker, {
+      token: cfg.httpToken,
+      metrics: broker.metrics,
+      closing: closing.signal,
+    });
     warnIfExposed(cfg.httpAddr, cfg.httpToken, log);
     ready = true;
     log.info("broker started", {

@@ -26,12 +26,15 @@ export interface HttpOptions {
   /** Bearer token every route but /healthz requires (--http-token). */
   token?: string;
   metrics?: Metrics;
+  /** Aborted when the broker shuts down: long-polls answer and live tails end at once. */
+  closing?: AbortSignal;
 }
 
 export interface HttpContext {
   broker: Broker;
   metrics: Metrics;
   producer: Producer;
+  closing: AbortSignal;
 }
 
 /** Register a declared route; handlers build their responses themselves (streams, 204s, errors). */
@@ -86,7 +89,12 @@ function routeOf(c: Context): string {
 export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHono {
   const metrics = opts.metrics ?? new Metrics();
   const producer = createProducer(broker, metrics);
-  const ctx: HttpContext = { broker, metrics, producer };
+  const ctx: HttpContext = {
+    broker,
+    metrics,
+    producer,
+    closing: opts.closing ?? new AbortController().signal,
+  };
   const app = new OpenAPIHono({
     // Validation failures are the client's: 400 with every problem named.
     defaultHook: (result, c) => {

@@ -150,7 +150,7 @@ function memberAssignment(broker: Broker, group: string, memberId: string): Topi
   return m ? assignmentOf(m.assignment) : [];
 }
 
-export function memberRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
+export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpContext) {
   on(
     app,
     createRoute({
@@ -179,7 +179,7 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext)
       const session = body.session_timeout_ms ?? DEFAULT_SESSION_MS;
       // A client that hangs up mid-rebalance must not keep a pending join in the group.
       const connection = {};
-      const signal = clientSignal(c.req.raw);
+      const signal = clientSignal(c.req.raw, closing);
       const onAbort = () => broker.groups.disconnected(connection);
       signal.addEventListener("abort", onAbort, { once: true });
       try {
@@ -319,7 +319,7 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext)
       const wait = q.max_wait_ms ?? 0;
       if (out.length === 0 && wait > 0 && slots.length > 0) {
         const ac = new AbortController();
-        const sig = clientSignal(c.req.raw);
+        const sig = clientSignal(c.req.raw, closing);
         sig.addEventListener("abort", () => ac.abort(), { once: true });
         try {
           await Promise.race(slots.map(({ topic, partition }) =>

@@ -39,13 +39,16 @@ const ReadResponse = z.object({
 }).openapi("ReadResult");
 
 /** Abort the wait when the client goes away, so parked long-polls do not pile up. */
-export function clientSignal(req: Request): AbortSignal {
+/** Aborted when the client goes away or the broker shuts down (a long-poll then answers). */
+export function clientSignal(req: Request, closing: AbortSignal): AbortSignal {
   const ac = new AbortController();
   req.signal?.addEventListener("abort", () => ac.abort(), { once: true });
+  if (closing.aborted) ac.abort();
+  else closing.addEventListener("abort", () => ac.abort(), { once: true });
   return ac.signal;
 }
 
-export function readRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
+export function readRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpContext) {
   on(
     app,
     createRoute({
@@ -93,7 +96,7 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
             partition,
             offset,
             waitMs,
-            clientSignal(c.req.raw),
+            clientSignal(c.req.raw, closing),
           );
         }
         const got = collect(broker, topic, partition, offset, limit, maxBytes);

@@ -205,7 +205,7 @@ function liveStream(
   });
 }
 
-export function tailRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
+export function tailRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpContext) {
   on(
     app,
     createRoute({
@@ -279,7 +279,8 @@ export function tailRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
         sse,
         format,
         q.heartbeat_ms ?? 15_000,
-        c.req.raw.signal,
+        // The stream ends cleanly when the client leaves or the broker shuts down.
+        AbortSignal.any([c.req.raw.signal, closing]),
         metrics,
       );
       return new Response(body, {

@@ -108,6 +108,26 @@ describe("broker process", () => {
       for (const ext of ["", "-wal", "-shm"]) rmSync(join(dir, f + ext), { force: true });
     }
   };
+  test("on SIGTERM a waiting long-poll is answered and a live tail ends cleanly", async () => {
+    const b = await start();
+    await api(b.httpUrl, "POST", "/topics", { name: "lp", partitions: 1 });
+    const poll = fetch(
+      `${b.httpUrl}/topics/lp/partitions/0/records?offset=latest&max_wait_ms=30000`,
+    );
+    const tail = fetch(`${b.httpUrl}/topics/lp/records`, {
+      headers: { accept: "text/event-stream" },
+    }).then((r) => r.text());
+    await Bun.sleep(300);
+    const t0 = Date.now();
+    b.kill("SIGTERM");
+    const answered = await poll;
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as { records: unknown[] }).records).toEqual([]);
+    expect(await tail).toContain(": connected");
+    expect(await b.exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  }, 30_000);
+
   /** A broker that wrote topic `keep` with one record, then stopped cleanly. */
   const keptAndStopped = async () => {
     const b = await start();
