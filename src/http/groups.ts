@@ -250,7 +250,11 @@ export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
           if (!broker.partitions.has(o.topic, o.partition)) {
             throw new HttpError(404, 40402, `partition ${o.topic}-${o.partition} not found`, 3);
           }
-          targets.push(o);
+          // As kafka-consumer-groups --reset-offsets --to-offset does: within the log's range.
+          const st = broker.partitions.partition(o.topic, o.partition);
+          const hw = broker.partitions.highWatermark(o.topic, o.partition);
+          const offset = Math.min(Math.max(o.offset, st.log.logStartOffset()), hw);
+          targets.push({ topic: o.topic, partition: o.partition, offset });
         }
       } else {
         const topics = body.topics ??

@@ -95,6 +95,13 @@ describe("consumer groups over HTTP", () => {
         offsets: [{ topic: "orders", partition: 1, offset: 2 }],
       });
       expect(ex.status).toBe(200);
+      // Past the log end (or before its start): clamped, as Kafka's reset tool does.
+      const far = await api(b.httpUrl, "POST", "/groups/g/offsets/reset", {
+        to: "offsets",
+        offsets: [{ topic: "orders", partition: 0, offset: 99_999 }],
+        dry_run: true,
+      });
+      expect(far.json.offsets.map((o: { offset: number }) => o.offset)).toEqual([2]);
       const ts = await api(b.httpUrl, "POST", "/groups/g/offsets/reset", {
         to: "timestamp",
         timestamp: Date.now() + 3_600_000,
