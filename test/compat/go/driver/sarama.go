@@ -454,17 +454,23 @@ func jsonOffsets(m map[int32]int64) map[string]int64 {
 // flushes marked offsets when a session ends), and b starts from those commits. Then both stop;
 // the committed offsets must be the ends of the partitions; --count/2 more records are produced
 // and a third member must process exactly those: nothing already committed.
-func saramaGroup(o *options) {
-	if o.group == "" {
-		fail("--group is required")
-	}
+// clientAndAdmin opens a sarama client and a cluster admin on one recording config.
+func clientAndAdmin(o *options) (*sniffer, sarama.Client, sarama.ClusterAdmin) {
 	sn := newSniffer()
 	cfg := saramaConfig(o, sn)
 	client, err := sarama.NewClient([]string{o.bootstrap}, cfg)
 	checkS(err, "client")
-	defer client.Close()
 	admin, err := sarama.NewClusterAdmin([]string{o.bootstrap}, cfg)
 	checkS(err, "ClusterAdmin")
+	return sn, client, admin
+}
+
+func saramaGroup(o *options) {
+	if o.group == "" {
+		fail("--group is required")
+	}
+	sn, client, admin := clientAndAdmin(o)
+	defer client.Close()
 	defer admin.Close()
 	parts, err := client.Partitions(o.topic)
 	checkS(err, "Partitions")
@@ -673,13 +679,8 @@ func configValue(entries []sarama.ConfigEntry, name string) (sarama.ConfigEntry,
 // ListTopics, DescribeTopics, DescribeConfig, AlterConfig, CreatePartitions, Client.GetOffset
 // (oldest, newest, by timestamp), DeleteRecords, DeleteTopic, DescribeCluster.
 func saramaAdmin(o *options) {
-	sn := newSniffer()
-	cfg := saramaConfig(o, sn)
-	client, err := sarama.NewClient([]string{o.bootstrap}, cfg)
-	checkS(err, "client")
+	sn, client, admin := clientAndAdmin(o)
 	defer client.Close()
-	admin, err := sarama.NewClusterAdmin([]string{o.bootstrap}, cfg)
-	checkS(err, "ClusterAdmin")
 	defer admin.Close()
 	out := map[string]interface{}{}
 
