@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { quickCheck } from "../meta/damage.ts";
 import { parseEntry } from "./raft/messages.ts";
 import type { RaftStorage } from "./raft/storage.ts";
 import type { Entry, HardState, PersistedState, Snapshot } from "./raft/types.ts";
@@ -52,9 +53,8 @@ export class SqliteRaftStorage implements RaftStorage {
     const path = join(dataDir, RAFT_DB_FILE);
     try {
       this.#db = new Database(path, { create: true, strict: true });
-      const check = this.#db.query("PRAGMA quick_check").all() as { quick_check: string }[];
-      const bad = check.map((r) => r.quick_check).filter((m) => m !== "ok");
-      if (bad.length > 0) throw new Error(bad[0].split("\n").slice(0, 2).join("; "));
+      const damage = quickCheck(this.#db);
+      if (damage !== null) throw new Error(damage);
     } catch (e) {
       // Unlike meta.db, the Raft log is not derived from anything else in a cluster.
       throw new RaftStorageError(

@@ -15,13 +15,16 @@ import {
   offsetsPartitionFor,
   type OffsetsRecord,
 } from "../groups/index.ts";
-import { decodeRecordBatches, encodeRecordBatch } from "../protocol/record-batch.ts";
-import { decompress } from "../protocol/compression/index.ts";
+import { encodeRecordBatch } from "../protocol/record-batch.ts";
 import type { MetadataStore } from "../meta/index.ts";
 import type { Logger } from "../log.ts";
 import { CorruptLogError } from "../storage/index.ts";
 import { BrokerError, type PartitionManager } from "./partition-manager.ts";
-import { type OffsetsCompactionOptions, OffsetsCompactor } from "./offsets-compaction.ts";
+import {
+  type OffsetsCompactionOptions,
+  OffsetsCompactor,
+  readKeyedRecords,
+} from "./offsets-compaction.ts";
 
 /** Kafka's offsets.topic.num.partitions is 50; one broker needs fewer files. Fixed once created. */
 export const DEFAULT_OFFSETS_PARTITIONS = 16;
@@ -122,7 +125,7 @@ export class GroupService {
     while (offset < end) {
       let read;
       try {
-        read = st.log.read(offset, 4 * 1024 * 1024, end);
+        read = readKeyedRecords(st.log, offset, end, 4 * 1024 * 1024);
       } catch (e) {
         if (!(e instanceof CorruptLogError)) throw e;
         // Refusing to start would hold every group hostage to one damaged batch: keep what was
@@ -134,23 +137,20 @@ export class GroupService {
         });
         break;
       }
-      if (read.records.length === 0) break;
-      for (const b of decodeRecordBatches(read.records, (c, bytes) => decompress(c, bytes))) {
-        for (const r of b.records ?? []) {
-          if (r.key === null) continue;
-          const d = decodeOffsetsRecord(r.key, r.value);
-          if (!d.ok) {
-            this.log.warn("skipping an undecodable __consumer_offsets record", {
-              partition,
-              offset: r.offset,
-              error: d.error,
-            });
-            continue;
-          }
-          out.push({ encoded: { key: r.key, value: r.value }, decoded: d.value });
+      for (const r of read.records) {
+        const d = decodeOffsetsRecord(r.key, r.value);
+        if (!d.ok) {
+          this.log.warn("skipping an undecodable __consumer_offsets record", {
+            partition,
+            offset: r.offset,
+            error: d.error,
+          });
+          continue;
         }
+        out.push({ encoded: { key: r.key, value: r.value }, decoded: d.value });
       }
-      offset = read.nextOffset;
+      if (read.next <= offset) break;
+      offset = read.next;
     }
     return out;
   }

@@ -12,7 +12,11 @@
 // written meanwhile are read, and the copy appended, in one synchronous turn, so no commit can
 // land between what the copy saw and the copy itself.
 import { OFFSETS_TOPIC } from "../groups/index.ts";
-import { decodeRecordBatches, encodeRecordBatch } from "../protocol/record-batch.ts";
+import {
+  decodeRecordBatches,
+  encodeRecordBatch,
+  type KafkaRecord,
+} from "../protocol/record-batch.ts";
 import { decompress } from "../protocol/compression/index.ts";
 import type { Logger } from "../log.ts";
 import type { PartitionLog } from "../storage/index.ts";
@@ -167,6 +171,27 @@ export class OffsetsCompactor {
   }
 }
 
+/**
+ * The keyed records of one read of `__consumer_offsets` from `from` (not past `upTo`, at most
+ * about `maxBytes`), and where the next read starts. Start-up replay and compaction both read so.
+ */
+export function readKeyedRecords(
+  log: PartitionLog,
+  from: number,
+  upTo: number,
+  maxBytes: number,
+): { records: (KafkaRecord & { key: Uint8Array })[]; next: number } {
+  const read = log.read(from, maxBytes, upTo);
+  if (read.records.length === 0) return { records: [], next: upTo };
+  const records: (KafkaRecord & { key: Uint8Array })[] = [];
+  for (const b of decodeRecordBatches(read.records, (c, bytes) => decompress(c, bytes))) {
+    for (const r of b.records ?? []) {
+      if (r.offset >= from && r.key !== null) records.push(r as KafkaRecord & { key: Uint8Array });
+    }
+  }
+  return { records, next: read.nextOffset };
+}
+
 /** Read one step of records from `from` (not past `upTo`) into `live`, the latest per key. */
 function gather(
   log: PartitionLog,
@@ -174,18 +199,12 @@ function gather(
   upTo: number,
   live: Map<string, Live>,
 ): { offset: number; records: number } {
-  const read = log.read(from, READ_STEP, upTo);
-  if (read.records.length === 0) return { offset: upTo, records: 0 };
-  let records = 0;
-  for (const b of decodeRecordBatches(read.records, (c, bytes) => decompress(c, bytes))) {
-    for (const r of b.records ?? []) {
-      if (r.offset < from || r.key === null) continue;
-      records++;
-      const id = Buffer.from(r.key.buffer, r.key.byteOffset, r.key.byteLength).toString("base64");
-      // Re-inserted, so the map keeps keys in the order of their latest record.
-      live.delete(id);
-      live.set(id, { key: r.key.slice(), value: r.value === null ? null : r.value.slice() });
-    }
+  const { records, next } = readKeyedRecords(log, from, upTo, READ_STEP);
+  for (const r of records) {
+    const id = Buffer.from(r.key.buffer, r.key.byteOffset, r.key.byteLength).toString("base64");
+    // Re-inserted, so the map keeps keys in the order of their latest record.
+    live.delete(id);
+    live.set(id, { key: r.key.slice(), value: r.value === null ? null : r.value.slice() });
   }
-  return { offset: read.nextOffset, records };
+  return { offset: next, records: records.length };
 }

@@ -18,6 +18,7 @@ import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
 import { Metrics } from "../core/metrics.ts";
 import { CorruptLogError } from "../storage/index.ts";
+import { reportDamage } from "../core/damage-log.ts";
 
 /** The largest request body the API reads (a produce request of many records). */
 export const HTTP_BODY_LIMIT = 64 * 1024 * 1024;
@@ -161,13 +162,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   );
   app.onError((err, c) => {
     const h = toHttpError(err);
-    if (err instanceof CorruptLogError) {
-      // Damaged log bytes are the operator's to know about, not only the client's.
-      broker.log.error("an http read hit damaged log bytes", {
-        error: err.message,
-        path: c.req.path,
-      });
-    }
+    if (err instanceof CorruptLogError) reportDamage(broker.log, err, { via: c.req.path });
     if (h) return errorResponse(c, h);
     broker.log.error("http handler failed", { error: err, path: c.req.path, stack: err.stack });
     return c.json({ error_code: 50000, message: "internal error" }, 500);

@@ -9,7 +9,8 @@ import { type HttpContext, on } from "./app.ts";
 import { badRequest, topicNotFound } from "./errors.ts";
 import { commonErrors, Format, intQuery, RecordOut, TopicParams, valid, z } from "./schemas.ts";
 import { collect, type Format as Fmt, recordBytes, renderRecord, resolveFrom } from "./render.ts";
-import { OffsetOutOfRangeError, StorageError } from "../storage/index.ts";
+import { CorruptLogError, OffsetOutOfRangeError, StorageError } from "../storage/index.ts";
+import { reportDamage } from "../core/damage-log.ts";
 
 const TailQuery = z.object({
   from: z.string().max(64).optional().openapi({
@@ -137,6 +138,16 @@ function liveStream(
   let lastSent = Date.now();
   // Positions delivered to the client (cursor.next runs ahead within a chunk).
   const delivered = new Map(cursor.next);
+  /** The last chunk of a stream that cannot go on: an error event (or line), then the end. */
+  const end = (
+    ctrl: ReadableStreamDefaultController<Uint8Array>,
+    code: number,
+    message: string,
+  ) => {
+    const msg = JSON.stringify({ error_code: code, message });
+    ctrl.enqueue(enc.encode(sse ? `event: error\ndata: ${msg}\n\n` : msg + "\n"));
+    ctrl.close();
+  };
   return new ReadableStream<Uint8Array>({
     start(ctrl) {
       // Opens the stream at once (curl -N shows the connection is live before any record).
@@ -146,12 +157,7 @@ function liveStream(
       // Each pull yields one chunk: a batch of records, a heartbeat, or the end.
       for (let guard = 0; guard < 1_000_000 && !ac.signal.aborted; guard++) {
         if (!cursor.refresh()) {
-          const msg = JSON.stringify({
-            error_code: 40403,
-            message: `topic ${cursor.topic} was deleted`,
-          });
-          ctrl.enqueue(enc.encode(sse ? `event: error\ndata: ${msg}\n\n` : msg + "\n"));
-          ctrl.close();
+          end(ctrl, 40403, `topic ${cursor.topic} was deleted`);
           return;
         }
         for (const [p, o] of cursor.next) if (!delivered.has(p)) delivered.set(p, o);
@@ -160,11 +166,12 @@ function liveStream(
           parts = cursor.round(ROUND_RECORDS);
         } catch (e) {
           if (e instanceof StorageError) {
+            if (e instanceof CorruptLogError) {
+              reportDamage(cursor.broker.log, e, { via: `live tail of ${cursor.topic}` });
+            }
             // Damaged or unreadable log bytes: retrying at once would spin on them. Tell the
             // client and end the stream (the broker has logged it; a reconnect retries).
-            const msg = JSON.stringify({ error_code: 50056, message: e.message });
-            ctrl.enqueue(enc.encode(sse ? `event: error\ndata: ${msg}\n\n` : msg + "\n"));
-            ctrl.close();
+            end(ctrl, 50056, e.message);
             return;
           }
           // The topic or a partition vanished mid-round: the refresh above reports it next time.

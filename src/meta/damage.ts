@@ -17,9 +17,8 @@ export function metaDbHealth(path: string): MetaDbHealth {
   try {
     // Read-write without create: a WAL database opened read-only needs its -shm file to exist.
     db = new Database(path, { readwrite: true, create: false });
-    const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
-    const problems = rows.map((r) => r.quick_check).filter((m) => m !== "ok");
-    return problems.length === 0 ? { kind: "ok" } : { kind: "damaged", reason: brief(problems) };
+    const reason = quickCheck(db);
+    return reason === null ? { kind: "ok" } : { kind: "damaged", reason };
   } catch (e) {
     // Only corruption is "damaged"; a permission or I/O error is the user's to see as it is.
     const code = String((e as { code?: unknown }).code ?? "");
@@ -32,7 +31,11 @@ export function metaDbHealth(path: string): MetaDbHealth {
   }
 }
 
-function brief(problems: string[]): string {
+/** `PRAGMA quick_check` (writes nothing): null when fine, else its first findings, briefly. */
+export function quickCheck(db: Database): string | null {
+  const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
+  const problems = rows.map((r) => r.quick_check).filter((m) => m !== "ok");
+  if (problems.length === 0) return null;
   const lines = problems.flatMap((p) => p.split("\n")).filter((l) => l && !l.startsWith("***"));
   const head = lines.slice(0, 2).join("; ");
   return lines.length > 2 ? `${head}; and ${lines.length - 2} more` : head;

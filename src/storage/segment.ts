@@ -288,6 +288,7 @@ export class Segment {
     return new CorruptLogError(
       `${this.handle.path} is damaged: ${what} at byte ${at} (batch at offset ${base}); ` +
         "these records cannot be served",
+      this.handle.path,
     );
   }
 

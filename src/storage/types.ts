@@ -65,6 +65,10 @@ export class StorageError extends LogError {
  */
 export class CorruptLogError extends StorageError {
   override name = "CorruptLogError";
+  /** The damaged segment file. */
+  constructor(message: string, readonly file: string) {
+    super(message);
+  }
 }
 /** A partition directory belongs to another topic id: the caller deletes it. */
 export class TopicIdMismatchError extends StorageError {

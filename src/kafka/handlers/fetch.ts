@@ -15,6 +15,7 @@ import {
 } from "../context.ts";
 import { batchTraffic } from "../traffic.ts";
 import { CorruptLogError } from "../../storage/index.ts";
+import { reportDamage } from "../../core/damage-log.ts";
 
 /** A client may ask for any wait; the broker holds a fetch at most this long. */
 const MAX_WAIT_CAP_MS = 5 * 60_000;
@@ -125,22 +126,11 @@ function partitionResult(
     space.keep(r.records);
     return { ...filled, records: r.records };
   } catch (e) {
-    if (e instanceof CorruptLogError) reportDamage(ctx, `${w.topic}-${w.partition}`, e);
+    if (e instanceof CorruptLogError) {
+      reportDamage(ctx.log, e, { partition: `${w.topic}-${w.partition}`, via: "kafka fetch" });
+    }
     return { ...filled, errorCode: errorCodeOf(e) };
   }
-}
-
-const damageLogged = new Map<string, number>();
-
-/** Clients retry KAFKA_STORAGE_ERROR quietly, so the broker says it, once a minute a partition. */
-function reportDamage(ctx: KafkaContext, partition: string, e: CorruptLogError): void {
-  const now = Date.now();
-  if ((damageLogged.get(partition) ?? 0) > now - 60_000) return;
-  damageLogged.set(partition, now);
-  ctx.log.error("a fetch hit damaged log bytes; answering KAFKA_STORAGE_ERROR", {
-    partition,
-    error: e.message,
-  });
 }
 
 export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
