@@ -56,13 +56,21 @@ function dv(buf: Uint8Array): DataView {
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-/** Read an i64 as a JS number (exact within +-2^53). */
+const TWO_32 = 4294967296;
+
+/**
+ * Read an i64 as a JS number (exact within +-2^53, rounded beyond). Two 32-bit halves rather than
+ * getBigInt64: a BigInt per field was most of the garbage of validating an append.
+ */
 export function readI64(view: DataView, pos: number): number {
-  return Number(view.getBigInt64(pos));
+  return view.getInt32(pos) * TWO_32 + view.getUint32(pos + 4);
 }
 
+/** Write an integer number (|v| < 2^53) as an i64, without a BigInt. */
 export function writeI64(view: DataView, pos: number, v: number): void {
-  view.setBigInt64(pos, BigInt(v));
+  const hi = Math.floor(v / TWO_32);
+  view.setInt32(pos, hi);
+  view.setUint32(pos + 4, v - hi * TWO_32);
 }
 
 /** Total size (12 + batchLength) of the batch at `pos`, or -1 if fewer than 12 bytes remain. */
@@ -72,8 +80,7 @@ export function batchSizeAt(buf: Uint8Array, pos: number): number {
 }
 
 /** Decode the 61-byte header at `pos` (caller ensures 61 bytes are available). */
-export function readBatchHeader(buf: Uint8Array, pos = 0): BatchHeader {
-  const v = dv(buf);
+export function readBatchHeader(buf: Uint8Array, pos = 0, v = dv(buf)): BatchHeader {
   return {
     baseOffset: readI64(v, pos + OFF_BASE_OFFSET),
     batchLength: v.getInt32(pos + OFF_BATCH_LENGTH),
@@ -97,17 +104,21 @@ export function computeBatchCrc(buf: Uint8Array, pos: number, size: number): num
 }
 
 /** Recompute and store the CRC of the batch at `pos`. */
-export function rewriteBatchCrc(buf: Uint8Array, pos: number, size: number): void {
-  dv(buf).setUint32(pos + OFF_CRC, computeBatchCrc(buf, pos, size));
+export function rewriteBatchCrc(buf: Uint8Array, pos: number, size: number, v = dv(buf)): void {
+  v.setUint32(pos + OFF_CRC, computeBatchCrc(buf, pos, size));
 }
 
 /**
  * Structural check of one batch at `pos` within `buf`: length, magic, CRC.
  * Returns null when fine, else a reason. Does not check header semantics.
  */
-export function checkBatchStructure(buf: Uint8Array, pos: number, end = buf.length): string | null {
+export function checkBatchStructure(
+  buf: Uint8Array,
+  pos: number,
+  end = buf.length,
+  v = dv(buf),
+): string | null {
   if (pos + BATCH_LOG_OVERHEAD > end) return "truncated batch length";
-  const v = dv(buf);
   const batchLength = v.getInt32(pos + OFF_BATCH_LENGTH);
   if (batchLength < BATCH_HEADER_SIZE - BATCH_LOG_OVERHEAD) return `batchLength ${batchLength}`;
   const size = BATCH_LOG_OVERHEAD + batchLength;
@@ -391,6 +402,39 @@ export function walkRecordTimestamps(
     r.pos = end;
   }
   if (r.pos !== section.length) throw new RecordFormatError("trailing bytes after records");
+}
+
+/**
+ * The append path's walk: like walkRecordTimestamps without a callback (a closure per batch was
+ * garbage on the hot path). Writes the smallest and largest record timestamp to span[0] and
+ * span[1]; returns false when some record's offset delta is not its index (walk again with
+ * walkRecordTimestamps to say which). Throws RecordFormatError.
+ */
+export function scanRecordTimestamps(
+  section: Uint8Array,
+  count: number,
+  baseTimestamp: number,
+  span: Float64Array,
+): boolean {
+  const r = new Reader(section);
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  let sequential = true;
+  for (let i = 0; i < count; i++) {
+    const len = r.varint();
+    const end = r.pos + len;
+    if (len < 0 || end > section.length) throw new RecordFormatError("record length past end");
+    r.byte(); // attributes
+    const ts = baseTimestamp + r.varlong();
+    if (r.varint() !== i) sequential = false;
+    if (ts < min) min = ts;
+    if (ts > max) max = ts;
+    r.pos = end;
+  }
+  if (r.pos !== section.length) throw new RecordFormatError("trailing bytes after records");
+  span[0] = min;
+  span[1] = max;
+  return sequential;
 }
 
 function decodeRecord(r: Reader, baseOffset: number, baseTimestamp: number): KafkaRecord {

@@ -3,11 +3,23 @@
 // A requested sync starts at the end of the current microtask burst (no I/O or timer runs in
 // between), so appenders resumed together by one settled round are all covered by the next one
 // instead of the first of them starting a sync that the other seven just miss.
+//
+// Waiters share one promise per round rather than one each: every waiter of a round is released
+// by the same sync, and a promise (with its resolving functions and handler) per acknowledged
+// append was a good part of the garbage whose collections land in the latency tail.
 
-interface Waiter {
-  offset: number;
+import { LogError } from "./types.ts";
+
+interface Round {
+  promise: Promise<void>;
   resolve: () => void;
   reject: (e: unknown) => void;
+  /** The highest offset a waiter of this round asked for. */
+  maxOffset: number;
+  /** Offsets below this are durable once the round's sync finishes (set when it starts). */
+  covers: number;
+  /** A truncation cut bytes some waiter of this round was waiting for. */
+  cut: boolean;
 }
 
 export interface SyncTarget {
@@ -17,12 +29,16 @@ export interface SyncTarget {
   syncAll(): Promise<void>;
 }
 
+const RESOLVED: Promise<void> = Promise.resolve();
+
 export class GroupCommit {
   /** Offsets below this are durable. */
   durableOffset: number;
-  private running = false;
+  /** The round whose sync is in flight. */
+  private running: Round | null = null;
+  /** The round the next sync will serve: waiters for bytes not covered by `running`. */
+  private next: Round | null = null;
   private scheduled = false;
-  private waiters: Waiter[] = [];
   /** Sync rounds started (for tests and benchmarks). */
   rounds = 0;
   private closedError: Error | null = null;
@@ -31,15 +47,20 @@ export class GroupCommit {
     this.durableOffset = initialDurable;
   }
 
-  /** Resolves once offsets below `offset` are durable. The returned promise is pre-handled. */
+  /**
+   * Resolves once offsets below `offset` are durable; `offset` must not exceed what is written.
+   * The returned promise is pre-handled and may be shared with other waiters.
+   */
   waitDurable(offset: number): Promise<void> {
-    if (offset <= this.durableOffset) return Promise.resolve();
+    if (offset <= this.durableOffset) return RESOLVED;
     if (this.closedError) return handled(Promise.reject(this.closedError));
-    const p = new Promise<void>((resolve, reject) =>
-      this.waiters.push({ offset, resolve, reject })
-    );
+    const running = this.running;
+    if (running !== null && offset <= running.covers && !running.cut) return running.promise;
+    let next = this.next;
+    if (next === null) next = this.next = newRound();
+    if (offset > next.maxOffset) next.maxOffset = offset;
     this.kick();
-    return handled(p);
+    return next.promise;
   }
 
   /** Sync whatever is written now (the interval flusher and close use this). */
@@ -47,22 +68,31 @@ export class GroupCommit {
     return this.waitDurable(this.target.writtenOffset());
   }
 
-  /** Lower the durable mark after a truncation. */
+  /**
+   * Lower the durable mark after a truncation. Waiters for bytes at or above the cut were waiting
+   * for bytes that no longer exist: their round fails rather than later vouching for other bytes
+   * written at the same offsets, and a sync in flight no longer raises the mark past the cut.
+   */
   truncated(offset: number): void {
     this.durableOffset = Math.min(this.durableOffset, offset);
+    for (const r of [this.running, this.next]) {
+      if (r === null) continue;
+      if (r.maxOffset > offset) r.cut = true;
+      if (r.covers > offset) r.covers = offset;
+    }
   }
 
   /** Fail pending and future waits (log closed or deleted). */
   fail(e: Error): void {
     this.closedError = e;
-    const ws = this.waiters;
-    this.waiters = [];
-    for (const w of ws) w.reject(e);
+    const rs = [this.running, this.next];
+    this.next = null;
+    for (const r of rs) r?.reject(e);
   }
 
   /** Start a round at the end of the current microtask burst, unless one is running or due. */
   private kick(): void {
-    if (this.running || this.scheduled || this.waiters.length === 0) return;
+    if (this.running !== null || this.scheduled || this.next === null) return;
     this.scheduled = true;
     queueMicrotask(() => {
       this.scheduled = false;
@@ -71,32 +101,50 @@ export class GroupCommit {
   }
 
   private start(): void {
-    if (this.running || this.waiters.length === 0) return;
-    this.running = true;
+    const round = this.next;
+    if (this.running !== null || round === null || this.closedError) return;
+    this.next = null;
+    this.running = round;
     // Bytes below `covers` were written (pwrite returned) before this sync is issued.
-    const covers = this.target.writtenOffset();
+    round.covers = this.target.writtenOffset();
+    if (round.maxOffset > round.covers) round.cut = true;
     this.rounds++;
     this.target.syncAll().then(
-      () => {
-        if (covers > this.durableOffset) this.durableOffset = covers;
-        this.settle(null, covers);
-      },
-      (e) => this.settle(e, covers),
+      () => this.settle(round, null),
+      (e) => this.settle(round, e ?? new Error("sync failed")),
     );
   }
 
-  private settle(err: unknown, covers: number): void {
-    this.running = false;
-    const keep: Waiter[] = [];
-    for (const w of this.waiters) {
-      if (w.offset <= covers) {
-        if (err) w.reject(err);
-        else w.resolve();
-      } else keep.push(w);
-    }
-    this.waiters = keep;
+  private settle(round: Round, err: unknown): void {
+    if (this.running === round) this.running = null;
+    if (err === null && round.covers > this.durableOffset) this.durableOffset = round.covers;
+    if (err !== null) round.reject(err);
+    else if (round.cut) round.reject(new TruncatedError());
+    else round.resolve();
     this.kick();
   }
+}
+
+/**
+ * Bytes an append was waiting on were cut by a truncation before they became durable. Only a
+ * follower truncates, so the producer is told what Kafka tells it when leadership moved.
+ */
+export class TruncatedError extends LogError {
+  override name = "TruncatedError";
+  constructor() {
+    super(6, "the log was truncated before these bytes were durable (NOT_LEADER_OR_FOLLOWER)");
+  }
+}
+
+function newRound(): Round {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject, maxOffset: 0, covers: 0, cut: false };
 }
 
 /** Mark a promise as handled so nobody awaiting it does not cause an unhandled rejection. */

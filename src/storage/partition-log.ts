@@ -23,7 +23,7 @@ import {
   type RetentionResult,
   StorageError,
 } from "./types.ts";
-import { prepareBatches } from "./validate.ts";
+import { prepareBatches, type PrepareContext } from "./validate.ts";
 import { StagingPool } from "./staging.ts";
 
 export interface LogDeps {
@@ -87,6 +87,7 @@ export class SegmentPartitionLog implements PartitionLog {
   private closed = false;
   private cutPending = false;
   private cfg: LogConfig;
+  private readonly prep: PrepareContext;
 
   constructor(
     readonly dir: string,
@@ -97,6 +98,15 @@ export class SegmentPartitionLog implements PartitionLog {
     readonly deps: LogDeps,
   ) {
     this.cfg = { ...config };
+    this.prep = {
+      now: 0,
+      config: this.cfg,
+      origin: "client",
+      nextOffset: 0,
+      leaderEpoch: 0,
+      decompress: deps.decompress,
+      stats: deps.stats,
+    };
     this.commit = new GroupCommit({
       writtenOffset: () => this.logEndOffset(),
       syncAll: () => this.syncAll(),
@@ -141,22 +151,39 @@ export class SegmentPartitionLog implements PartitionLog {
     return this.producers.get(pid);
   }
 
-  private async syncAll(): Promise<void> {
-    const dirty = this.segments.filter((s) => s.dirty && !s.closed);
-    for (const s of dirty) s.dirty = false;
+  /**
+   * fdatasync every dirty segment (and the directory after creates or deletes). The usual round
+   * has one dirty segment and goes straight to its fdatasync: this runs once per group-commit
+   * round, and an async function with Promise.all was garbage in the acks=all latency tail.
+   */
+  private syncAll(): Promise<void> {
+    const dirty: Segment[] = [];
+    for (const s of this.segments) {
+      if (s.dirty && !s.closed) {
+        s.dirty = false;
+        dirty.push(s);
+      }
+    }
     const dirSync = this.needDirSync;
     this.needDirSync = false;
+    let p: Promise<unknown>;
     try {
-      await Promise.all([
+      p = dirty.length === 1 && !dirSync ? dirty[0].handle.fdatasync() : Promise.all([
         ...dirty.map((s) => s.handle.fdatasync()),
         ...(dirSync ? [this.deps.io.syncDir(this.dir)] : []),
       ]);
     } catch (e) {
-      for (const s of dirty) s.dirty = true;
-      if (dirSync) this.needDirSync = true;
-      this.deps.logger("error", "fdatasync failed", { dir: this.dir, error: String(e) });
-      throw new StorageError(`sync failed: ${errnoCode(e) ?? String(e)}`, e);
+      p = Promise.reject(e);
     }
+    return p.then(
+      () => {},
+      (e) => {
+        for (const s of dirty) s.dirty = true;
+        if (dirSync) this.needDirSync = true;
+        this.deps.logger("error", "fdatasync failed", { dir: this.dir, error: String(e) });
+        throw new StorageError(`sync failed: ${errnoCode(e) ?? String(e)}`, e);
+      },
+    );
   }
 
   append(batches: Uint8Array, opts: AppendOptions): AppendResult {
@@ -169,15 +196,14 @@ export class SegmentPartitionLog implements PartitionLog {
       stage = this.deps.staging.take(batches.length);
       stage.set(batches);
     }
-    const metas = prepareBatches(stage, {
-      now,
-      config: this.cfg,
-      origin,
-      nextOffset: this.logEndOffset(),
-      leaderEpoch: opts.leaderEpoch,
-      decompress: this.deps.decompress,
-      stats: this.deps.stats,
-    });
+    // One context object per log, refilled per append (appends are synchronous).
+    const prep = this.prep;
+    prep.now = now;
+    prep.config = this.cfg;
+    prep.origin = origin;
+    prep.nextOffset = this.logEndOffset();
+    prep.leaderEpoch = opts.leaderEpoch;
+    const metas = prepareBatches(stage, prep);
     let latest = this.epochs.latestEpoch();
     for (const m of metas) {
       if (m.leaderEpoch < latest) {
@@ -196,47 +222,25 @@ export class SegmentPartitionLog implements PartitionLog {
     this.maybeRoll(total, last.lastOffset, now);
     const seg = this.active;
     const at = seg.size;
-    seg.write(stage.subarray(0, total));
+    seg.write(total === stage.length ? stage : stage.subarray(0, total));
     for (const m of metas) {
-      seg.noteBatch({
-        baseOffset: m.baseOffset,
-        lastOffset: m.lastOffset,
-        maxTimestamp: m.maxTimestamp,
-        pos: at + m.pos,
-        size: m.size,
-      }, this.cfg.indexIntervalBytes);
+      seg.noteBatch(m, this.cfg.indexIntervalBytes, at);
       this.producers.update(m, m.baseOffset, now);
       if (this.epochs.assign(m.leaderEpoch, m.baseOffset)) this.persistEpochs();
     }
-    const end = last.lastOffset + 1;
-    const mustSync = opts.requireDurable === true || this.deps.flush.kind === "always";
-    const commit = this.commit;
-    let durable: Promise<void> | null = null;
-    // No acknowledgement before the checkpoint stops claiming a clean log: a restart after a
-    // crash must scan these bytes, not trust the old clean size.
-    const getDurable = () => {
-      if (!durable) {
-        durable = mark ? mark.then(() => commit.waitDurable(end)) : commit.waitDurable(end);
-        // Pre-handled like waitDurable's own promise: nobody has to await it.
-        void durable.catch(() => {});
-      }
-      return durable;
-    };
-    if (mark) void mark.catch(() => {});
-    return {
-      baseOffset: first.baseOffset,
-      lastOffset: last.lastOffset,
-      recordCount: metas.reduce((n, m) => n + m.recordCount, 0),
-      logAppendTime: this.cfg.messageTimestampType === "LogAppendTime" && origin === "client"
-        ? now
-        : -1,
-      logStartOffset: this.logStart,
-      duplicate: false,
-      get durable() {
-        return getDurable();
-      },
-      ack: mustSync ? getDurable() : mark ?? RESOLVED,
-    };
+    let recordCount = 0;
+    for (const m of metas) recordCount += m.recordCount;
+    return new Appended(
+      first.baseOffset,
+      last.lastOffset,
+      recordCount,
+      this.cfg.messageTimestampType === "LogAppendTime" && origin === "client" ? now : -1,
+      this.logStart,
+      false,
+      this.commit,
+      mark,
+      opts.requireDurable === true || this.deps.flush.kind === "always",
+    );
   }
 
   /**
@@ -257,28 +261,25 @@ export class SegmentPartitionLog implements PartitionLog {
           throw new StorageError(`cannot write the recovery checkpoint: ${String(e)}`, e);
         },
       );
+      // Pre-handled: acks=1 appends may never await it.
+      void p.catch(() => {});
       this.uncleanMark = p;
     }
     return this.uncleanMark;
   }
 
   private duplicateResult(base: number, last: number, opts: AppendOptions): AppendResult {
-    const commit = this.commit;
-    const mustSync = opts.requireDurable === true || this.deps.flush.kind === "always";
-    let durable: Promise<void> | null = null;
-    const getDurable = () => (durable ??= commit.waitDurable(last + 1));
-    return {
-      baseOffset: base,
-      lastOffset: last,
-      recordCount: last - base + 1,
-      logAppendTime: -1,
-      logStartOffset: this.logStart,
-      duplicate: true,
-      get durable() {
-        return getDurable();
-      },
-      ack: mustSync ? getDurable() : RESOLVED,
-    };
+    return new Appended(
+      base,
+      last,
+      last - base + 1,
+      -1,
+      this.logStart,
+      true,
+      this.commit,
+      null,
+      opts.requireDurable === true || this.deps.flush.kind === "always",
+    );
   }
 
   private maybeRoll(incoming: number, lastOffset: number, now: number): void {
@@ -582,5 +583,40 @@ export class SegmentPartitionLog implements PartitionLog {
     this.closed = true;
     this.commit.fail(new StorageError("log closed"));
     for (const s of this.segments) s.close();
+  }
+}
+
+/**
+ * What `append` returns. A class rather than an object literal with a getter: the literal made a
+ * getter, a closure and their holder per append, garbage whose collections land in the tail.
+ */
+class Appended implements AppendResult {
+  #durable: Promise<void> | null = null;
+  readonly ack: Promise<void>;
+  constructor(
+    readonly baseOffset: number,
+    readonly lastOffset: number,
+    readonly recordCount: number,
+    readonly logAppendTime: number,
+    readonly logStartOffset: number,
+    readonly duplicate: boolean,
+    private readonly commit: GroupCommit,
+    /** The unclean-checkpoint write no acknowledgement may precede, or null once it landed. */
+    private readonly mark: Promise<void> | null,
+    mustSync: boolean,
+  ) {
+    this.ack = mustSync ? this.durable : mark ?? RESOLVED;
+  }
+
+  /** Created on first use: most acks=1 appends never ask. Pre-handled. */
+  get durable(): Promise<void> {
+    if (this.#durable === null) {
+      const end = this.lastOffset + 1;
+      const commit = this.commit;
+      this.#durable = this.mark
+        ? handled(this.mark.then(() => commit.waitDurable(end)))
+        : commit.waitDurable(end);
+    }
+    return this.#durable;
   }
 }

@@ -161,6 +161,8 @@ export function checkAppendProducers(
   producers: ProducerStateManager,
   metas: (ProducerBatchHeader & { producerId: number })[],
 ): ProducerBatchInfo | null {
+  // One batch (the usual append): no map to allocate on the hot path.
+  if (metas.length === 1) return producers.check(metas[0]);
   const seen = new Map<number, ProducerBatchHeader>();
   for (const m of metas) {
     if (m.producerId < 0) continue;

@@ -105,10 +105,12 @@ export class Segment {
   }
 
   /** Record one batch now stored at `b.pos` in the in-memory indexes and bounds. */
-  noteBatch(b: BatchInfo, indexInterval: number): void {
-    if (this.bytesSinceIndex >= indexInterval && b.pos > 0) {
+  /** Account for a batch written at `at + b.pos` (`at`: where a multi-batch write started). */
+  noteBatch(b: BatchInfo, indexInterval: number, at = 0): void {
+    const pos = at + b.pos;
+    if (this.bytesSinceIndex >= indexInterval && pos > 0) {
       const rel = b.baseOffset - this.baseOffset;
-      this.offsetIndex.append(rel, b.pos);
+      this.offsetIndex.append(rel, pos);
       const n = this.timeIndex.length;
       const lastTs = n ? this.timeIndex.ts[n - 1] : Number.NEGATIVE_INFINITY;
       if (this.maxTimestamp > lastTs) this.timeIndex.append(this.maxTimestamp, rel);
@@ -118,7 +120,7 @@ export class Segment {
     if (this.size === 0) this.firstBatchTimestamp = b.maxTimestamp;
     if (b.maxTimestamp > this.maxTimestamp) this.maxTimestamp = b.maxTimestamp;
     this.nextOffset = b.lastOffset + 1;
-    this.size = b.pos + b.size;
+    this.size = pos + b.size;
   }
 
   /** pwrite `bytes` at the logical end. On failure the garbage written is zeroed (best effort). */

@@ -12,12 +12,21 @@ import {
   type DecompressFn,
   OFF_ATTRIBUTES,
   OFF_BASE_OFFSET,
+  OFF_BASE_SEQUENCE,
+  OFF_BASE_TIMESTAMP,
+  OFF_BATCH_LENGTH,
+  OFF_LAST_OFFSET_DELTA,
   OFF_LEADER_EPOCH,
+  OFF_MAGIC,
   OFF_MAX_TIMESTAMP,
-  readBatchHeader,
+  OFF_PRODUCER_EPOCH,
+  OFF_PRODUCER_ID,
+  OFF_RECORDS_COUNT,
+  readI64,
   RecordFormatError,
   recordsSection,
   rewriteBatchCrc,
+  scanRecordTimestamps,
   walkRecordTimestamps,
   writeI64,
 } from "../protocol/record-batch.ts";
@@ -67,121 +76,171 @@ export function prepareBatches(buf: Uint8Array, ctx: PrepareContext): BatchMeta[
   let pos = 0;
   let next = ctx.nextOffset;
   const logAppend = ctx.config.messageTimestampType === "LogAppendTime";
+  const client = ctx.origin === "client";
   if (buf.length === 0) throw new InvalidRecordError("no record batch");
   while (pos < buf.length) {
     if (pos + BATCH_HEADER_SIZE > buf.length) throw new CorruptRecordError("truncated batch");
-    const batchLength = view.getInt32(pos + 8);
+    const batchLength = view.getInt32(pos + OFF_BATCH_LENGTH);
     const size = BATCH_LOG_OVERHEAD + batchLength;
-    if (view.getInt8(pos + 16) !== 2) {
-      throw new InvalidRecordError(`magic ${view.getInt8(pos + 16)} (only v2 is accepted)`);
+    if (view.getInt8(pos + OFF_MAGIC) !== 2) {
+      throw new InvalidRecordError(`magic ${view.getInt8(pos + OFF_MAGIC)} (only v2 is accepted)`);
     }
     if (batchLength >= 0 && size > ctx.config.maxMessageBytes) {
       throw new MessageTooLargeError(
         `batch of ${size} bytes > max.message.bytes (${ctx.config.maxMessageBytes})`,
       );
     }
-    const bad = checkBatchStructure(buf, pos);
+    const bad = checkBatchStructure(buf, pos, buf.length, view);
     if (bad !== null) throw new CorruptRecordError(bad);
-    const h = readBatchHeader(buf, pos);
-    if (h.lastOffsetDelta < 0 || h.recordsCount < 0) {
+    // Header fields read one by one: a header object per batch was garbage on the hot path.
+    const attributes = view.getInt16(pos + OFF_ATTRIBUTES);
+    const lastOffsetDelta = view.getInt32(pos + OFF_LAST_OFFSET_DELTA);
+    const recordsCount = view.getInt32(pos + OFF_RECORDS_COUNT);
+    const producerId = readI64(view, pos + OFF_PRODUCER_ID);
+    const baseSequence = view.getInt32(pos + OFF_BASE_SEQUENCE);
+    const headerMaxTs = readI64(view, pos + OFF_MAX_TIMESTAMP);
+    if (lastOffsetDelta < 0 || recordsCount < 0) {
       throw new InvalidRecordError("negative record count");
     }
-    const client = ctx.origin === "client";
     if (client) {
-      if (h.recordsCount === 0 || h.lastOffsetDelta + 1 !== h.recordsCount) {
+      if (recordsCount === 0 || lastOffsetDelta + 1 !== recordsCount) {
         throw new InvalidRecordError("lastOffsetDelta + 1 != recordsCount");
       }
-      if (h.attributes & ATTR_CONTROL) {
+      if (attributes & ATTR_CONTROL) {
         throw new InvalidRecordError("clients may not write control batches");
       }
-      if (h.producerId >= 0 && h.baseSequence < 0) {
+      if (producerId >= 0 && baseSequence < 0) {
         throw new InvalidRecordError("idempotent batch without a sequence");
       }
-      if (h.attributes & ATTR_TIMESTAMP_TYPE) {
+      if (attributes & ATTR_TIMESTAMP_TYPE) {
         throw new InvalidTimestampError("clients may not send LogAppendTime batches");
       }
-      if (h.producerId < -1) throw new InvalidRecordError("bad producerId");
-    } else if (h.baseOffset !== next) {
-      throw new InvalidRecordError(`replicated batch at ${h.baseOffset}, expected ${next}`);
+      if (producerId < -1) throw new InvalidRecordError("bad producerId");
+    } else if (readI64(view, pos + OFF_BASE_OFFSET) !== next) {
+      throw new InvalidRecordError(
+        `replicated batch at ${readI64(view, pos + OFF_BASE_OFFSET)}, expected ${next}`,
+      );
     }
-    const baseOffset = client ? next : h.baseOffset;
-    const codec = (h.attributes & ATTR_COMPRESSION_MASK) as CompressionCodec;
-    let maxTs = h.maxTimestamp;
+    const baseOffset = client ? next : readI64(view, pos + OFF_BASE_OFFSET);
+    let maxTs = headerMaxTs;
     let rewrite = false;
     const timestamped = client && !logAppend;
     if (client) {
       // Walk the records: counts, offset deltas and the true max timestamp.
-      let section: Uint8Array | null = buf.subarray(pos + BATCH_HEADER_SIZE, pos + size);
-      if (codec !== 0) {
-        try {
-          section = ctx.decompress ? ctx.decompress(codec, section) : null;
-        } catch (e) {
-          throw new CorruptRecordError(`cannot decompress: ${String(e)}`);
-        }
-      }
-      if (section !== null) {
-        const t0 = ctx.stats ? Bun.nanoseconds() : 0;
-        let n = 0;
-        let trueMax = -1;
-        const lo = ctx.now - ctx.config.messageTimestampBeforeMaxMs;
-        const hi = ctx.now + ctx.config.messageTimestampAfterMaxMs;
-        try {
-          walkRecordTimestamps(section, h.recordsCount, h.baseTimestamp, (od, ts) => {
-            if (od !== n) throw new InvalidRecordError(`record offset delta ${od} at index ${n}`);
-            n++;
-            if (ts > trueMax) trueMax = ts;
-            if (timestamped && (ts < lo || ts > hi)) {
-              throw new InvalidTimestampError(`record timestamp ${ts} outside the allowed range`);
-            }
-          });
-        } catch (e) {
-          if (e instanceof RecordFormatError) throw new CorruptRecordError(e.message);
-          throw e;
-        }
-        if (ctx.stats) ctx.stats.walkNs += Bun.nanoseconds() - t0;
-        if (timestamped && trueMax !== h.maxTimestamp) {
-          maxTs = trueMax;
-          rewrite = true;
-        }
-      } else if (timestamped) {
-        // Opaque compressed batch: only the header timestamps can be checked.
-        const lo = ctx.now - ctx.config.messageTimestampBeforeMaxMs;
-        const hi = ctx.now + ctx.config.messageTimestampAfterMaxMs;
-        for (const ts of [h.baseTimestamp, h.maxTimestamp]) {
-          if (ts < lo || ts > hi) throw new InvalidTimestampError(`timestamp ${ts} out of range`);
-        }
+      const baseTs = readI64(view, pos + OFF_BASE_TIMESTAMP);
+      const trueMax = walkTimestamps(buf, pos, size, attributes, recordsCount, baseTs, ctx);
+      if (trueMax !== null && timestamped && trueMax !== headerMaxTs) {
+        maxTs = trueMax;
+        rewrite = true;
       }
     }
     if (client && logAppend) {
-      view.setInt16(pos + OFF_ATTRIBUTES, h.attributes | ATTR_TIMESTAMP_TYPE);
+      view.setInt16(pos + OFF_ATTRIBUTES, attributes | ATTR_TIMESTAMP_TYPE);
       maxTs = ctx.now;
       rewrite = true;
     }
     if (rewrite) {
       writeI64(view, pos + OFF_MAX_TIMESTAMP, maxTs);
-      rewriteBatchCrc(buf, pos, size);
+      rewriteBatchCrc(buf, pos, size, view);
     }
     // Outside the CRC: no recomputation needed.
     writeI64(view, pos + OFF_BASE_OFFSET, baseOffset);
-    const epoch = client ? ctx.leaderEpoch : h.partitionLeaderEpoch;
+    const epoch = client ? ctx.leaderEpoch : view.getInt32(pos + OFF_LEADER_EPOCH);
     if (client) view.setInt32(pos + OFF_LEADER_EPOCH, epoch);
     out.push({
       pos,
       size,
       baseOffset,
-      lastOffset: baseOffset + h.lastOffsetDelta,
+      lastOffset: baseOffset + lastOffsetDelta,
       maxTimestamp: maxTs,
       leaderEpoch: epoch,
-      producerId: h.producerId,
-      producerEpoch: h.producerEpoch,
-      baseSequence: h.baseSequence,
-      lastOffsetDelta: h.lastOffsetDelta,
-      recordCount: h.recordsCount,
+      producerId,
+      producerEpoch: view.getInt16(pos + OFF_PRODUCER_EPOCH),
+      baseSequence,
+      lastOffsetDelta,
+      recordCount: recordsCount,
     });
-    next = baseOffset + h.lastOffsetDelta + 1;
+    next = baseOffset + lastOffsetDelta + 1;
     pos += size;
   }
   return out;
+}
+
+/** Smallest and largest record timestamp of the batch being walked (reused: no garbage). */
+const span = new Float64Array(2);
+
+/**
+ * Check a client batch's records (offset deltas, timestamps in the allowed range) and return its
+ * true max timestamp, or null when the batch is compressed and cannot be opened here.
+ */
+function walkTimestamps(
+  buf: Uint8Array,
+  pos: number,
+  size: number,
+  attributes: number,
+  count: number,
+  baseTs: number,
+  ctx: PrepareContext,
+): number | null {
+  const timestamped = ctx.config.messageTimestampType !== "LogAppendTime";
+  const lo = ctx.now - ctx.config.messageTimestampBeforeMaxMs;
+  const hi = ctx.now + ctx.config.messageTimestampAfterMaxMs;
+  const codec = (attributes & ATTR_COMPRESSION_MASK) as CompressionCodec;
+  let section: Uint8Array | null = buf.subarray(pos + BATCH_HEADER_SIZE, pos + size);
+  if (codec !== 0) {
+    try {
+      section = ctx.decompress ? ctx.decompress(codec, section) : null;
+    } catch (e) {
+      throw new CorruptRecordError(`cannot decompress: ${String(e)}`);
+    }
+  }
+  if (section === null) {
+    // Opaque compressed batch: only the header timestamps can be checked.
+    if (timestamped) {
+      for (const ts of [baseTs, readI64(dataView(buf), pos + OFF_MAX_TIMESTAMP)]) {
+        if (ts < lo || ts > hi) throw new InvalidTimestampError(`timestamp ${ts} out of range`);
+      }
+    }
+    return null;
+  }
+  const t0 = ctx.stats ? Bun.nanoseconds() : 0;
+  let sequential: boolean;
+  try {
+    sequential = scanRecordTimestamps(section, count, baseTs, span);
+  } catch (e) {
+    if (e instanceof RecordFormatError) throw new CorruptRecordError(e.message);
+    throw e;
+  }
+  if (ctx.stats) ctx.stats.walkNs += Bun.nanoseconds() - t0;
+  if (!sequential || (timestamped && (span[0] < lo || span[1] > hi))) {
+    explainRecords(section, count, baseTs, timestamped, lo, hi);
+  }
+  // -1 ("no timestamp") is the floor, as the header's own convention has it.
+  return span[1] > -1 ? span[1] : -1;
+}
+
+/** The slow path of a refused batch: walk again to name the first offending record. */
+function explainRecords(
+  section: Uint8Array,
+  count: number,
+  baseTs: number,
+  timestamped: boolean,
+  lo: number,
+  hi: number,
+): never {
+  let n = 0;
+  walkRecordTimestamps(section, count, baseTs, (od, ts) => {
+    if (od !== n) throw new InvalidRecordError(`record offset delta ${od} at index ${n}`);
+    n++;
+    if (timestamped && (ts < lo || ts > hi)) {
+      throw new InvalidTimestampError(`record timestamp ${ts} outside the allowed range`);
+    }
+  });
+  throw new InvalidRecordError("records refused");
+}
+
+function dataView(buf: Uint8Array): DataView {
+  return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Group commit with an injected 50 ms fdatasync.
 import { expect, test } from "bun:test";
+import { GroupCommit, TruncatedError } from "../../src/storage/group-commit.ts";
 import { batch, simulatedStore } from "./helpers.ts";
 
 test("no ack precedes the sync covering its bytes; N appends share few syncs", async () => {
@@ -98,4 +99,72 @@ test("appenders resumed by one round are all covered by the next; a sync starts 
   expect(violations).toBe(0);
   expect(io.syncCount - s0).toBe(ROUNDS);
   await store.closeAll();
+});
+
+test("a truncation fails the waits for cut bytes and a sync in flight does not vouch past the cut", async () => {
+  let written = 0;
+  const pending: (() => void)[] = [];
+  const gc = new GroupCommit({
+    writtenOffset: () => written,
+    syncAll: () => new Promise<void>((res) => pending.push(res)),
+  }, 0);
+  written = 100;
+  const first = gc.waitDurable(100);
+  await Promise.resolve(); // the round starts at the end of the microtask burst
+  expect(pending.length).toBe(1);
+  expect(gc.rounds).toBe(1);
+  // Bytes 100..150 are written while the first sync runs: they wait for the next round.
+  written = 150;
+  const second = gc.waitDurable(150);
+  // A follower truncates to 80 before either sync finishes.
+  written = 80;
+  gc.truncated(80);
+  pending.shift()!();
+  const [a] = await Promise.allSettled([first]);
+  expect(a.status).toBe("rejected");
+  expect((a as PromiseRejectedResult).reason).toBeInstanceOf(TruncatedError);
+  expect((a as PromiseRejectedResult).reason.errorCode).toBe(6);
+  // The finished sync covered only what survived the cut.
+  expect(gc.durableOffset).toBe(80);
+  // The second round starts after the first settled, and cannot cover offset 150 either.
+  await Promise.resolve();
+  expect(pending.length).toBe(1);
+  pending.shift()!();
+  const [b] = await Promise.allSettled([second]);
+  expect(b.status).toBe("rejected");
+  // New bytes written at the cut offsets are not taken as durable without a sync of their own.
+  written = 120;
+  let done = false;
+  const third = gc.waitDurable(120).then(() => (done = true));
+  await new Promise((r) => setTimeout(r, 5));
+  expect(done).toBe(false);
+  expect(pending.length).toBe(1);
+  pending.shift()!();
+  await third;
+  expect(gc.durableOffset).toBe(120);
+});
+
+test("waiters of one round share one promise; a later write waits for the next round", async () => {
+  let written = 10;
+  const pending: (() => void)[] = [];
+  const gc = new GroupCommit({
+    writtenOffset: () => written,
+    syncAll: () => new Promise<void>((res) => pending.push(res)),
+  }, 0);
+  const a = gc.waitDurable(5);
+  const b = gc.waitDurable(10);
+  expect(a).toBe(b);
+  await Promise.resolve();
+  written = 20;
+  const c = gc.waitDurable(20);
+  expect(c).not.toBe(a);
+  expect(gc.waitDurable(8)).toBe(a); // covered by the running round
+  pending.shift()!();
+  await a;
+  expect(gc.durableOffset).toBe(10);
+  await Promise.resolve();
+  pending.shift()!();
+  await c;
+  expect(gc.durableOffset).toBe(20);
+  expect(gc.rounds).toBe(2);
 });
