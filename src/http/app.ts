@@ -157,9 +157,29 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   app.doc("/openapi.json", docConfig);
   app.get("/docs", (c) => c.html(renderDocsPage(app.getOpenAPIDocument(docConfig))));
 
-  app.notFound((c) =>
-    c.json({ error_code: 40400, message: `no route for ${c.req.method} ${c.req.path}` }, 404)
-  );
+  let routeTable: { pattern: RegExp; methods: string[] }[] | null = null;
+  app.notFound((c) => {
+    // A known path with another method is 405 with the methods it has, not "no route".
+    routeTable ??= declaredRoutes(app.getOpenAPIDocument(docConfig).paths ?? {});
+    const allowed = [
+      ...new Set(routeTable.filter((r) => r.pattern.test(c.req.path)).flatMap((r) => r.methods)),
+    ];
+    if (allowed.length > 0) {
+      c.header("Allow", allowed.join(", "));
+      return c.json({
+        error_code: 40500,
+        message: `${c.req.method} is not allowed on ${c.req.path}; use ${
+          allowed.length > 1
+            ? `${allowed.slice(0, -1).join(", ")} or ${allowed[allowed.length - 1]}`
+            : allowed[0]
+        }`,
+      }, 405);
+    }
+    return c.json(
+      { error_code: 40400, message: `no route for ${c.req.method} ${c.req.path}` },
+      404,
+    );
+  });
   app.onError((err, c) => {
     const h = toHttpError(err);
     if (err instanceof CorruptLogError) reportDamage(broker.log, err, { via: c.req.path });
@@ -182,3 +202,17 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
 }
 
 export { errorBody, HttpError };
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "head", "options"];
+
+/** The declared OpenAPI paths as patterns ("{topic}" matches one segment) with their methods. */
+function declaredRoutes(paths: Record<string, object | undefined>) {
+  return Object.entries(paths).map(([p, item]) => ({
+    pattern: new RegExp(
+      "^" +
+        p.split(/\{[^}]+\}/).map((lit) => lit.replace(/[.*+?^$()|[\]\\]/g, "\\$&")).join("[^/]+") +
+        "/?$",
+    ),
+    methods: HTTP_METHODS.filter((m) => item && m in item).map((m) => m.toUpperCase()),
+  }));
+}

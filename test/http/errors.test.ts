@@ -91,6 +91,24 @@ describe("error statuses", () => {
     }
   });
 
+  test("405 with Allow for a known path and another method; 404 for unknown paths", async () => {
+    const u = b.httpUrl;
+    const put = await fetch(u + "/topics/e1/records", { method: "PUT", body: "{}" });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("GET, POST");
+    const body = (await put.json()) as { error_code: number; message: string };
+    expect(body.error_code).toBe(40500);
+    expect(body.message).toContain("use GET or POST");
+    const del = await call(u, "DELETE", "/healthz");
+    expect(del.status).toBe(405);
+    expectError(del);
+    const unknown = await call(u, "GET", "/no/such/path");
+    expect(unknown.status).toBe(404);
+    expectError(unknown);
+    const deeper = await call(u, "POST", "/topics/e1/partitions/0/records/5");
+    expect(deeper.status).toBe(404);
+  });
+
   test("413 over max.message.bytes, also when requests share a batch", async () => {
     const u = b.httpUrl;
     const made = await call(
