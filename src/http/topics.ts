@@ -3,6 +3,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
 import { type HttpContext, on } from "./app.ts";
 import { topicNotFound } from "./errors.ts";
+import { INTERNAL_TOPIC_CONFIGS } from "../meta/topic-configs.ts";
 import { commonErrors, ErrorSchema, jsonOk, TopicParams, valid, z } from "./schemas.ts";
 
 export function describeTopic(broker: Broker, name: string) {
@@ -12,7 +13,8 @@ export function describeTopic(broker: Broker, name: string) {
     name: t.name,
     topic_id: t.topicId,
     internal: t.internal,
-    configs: t.configs,
+    // The topic's overrides, plus what the broker fixes for an internal topic.
+    configs: t.internal ? { ...t.configs, ...INTERNAL_TOPIC_CONFIGS } : t.configs,
     partitions: t.partitions.map((p) => {
       const open = broker.partitions.has(t.name, p.partition)
         ? broker.partitions.partition(t.name, p.partition)

@@ -19,6 +19,7 @@ import {
   assertKnownTopicConfig,
   type DescribedTopicConfig,
   describeTopicConfig,
+  INTERNAL_TOPIC_CONFIGS,
   normalizeTopicDefaults,
   type ResolvedTopicConfig,
   resolveTopicConfig,
@@ -232,7 +233,8 @@ export class MetadataStore {
 
   /** DescribeConfigs view of a topic: every config with value, source and synonyms. */
   describeTopicConfigs(name: string): DescribedTopicConfig[] {
-    return describeTopicConfig(this.#topicOrThrow(name).configs, this.topicDefaults);
+    const t = this.#topicOrThrow(name);
+    return describeTopicConfig(t.configs, this.topicDefaults, t.internal);
   }
 
   // ---- admin writes (through the metadata log) ---------------------------------------------
@@ -422,6 +424,15 @@ export class MetadataStore {
   ): Promise<TopicInfo> {
     return this.#serial(async () => {
       const t = this.#topicOrThrow(name);
+      if (t.internal) {
+        const fixed = [...Object.keys(set), ...del].find((k) => k in INTERNAL_TOPIC_CONFIGS);
+        if (fixed !== undefined) {
+          throw new MetaError(
+            "INVALID_CONFIG",
+            `${fixed} of internal topic '${name}' is fixed (${INTERNAL_TOPIC_CONFIGS[fixed]})`,
+          );
+        }
+      }
       const cfg = validateTopicConfigs(set);
       if (!Array.isArray(del) || del.some((k) => typeof k !== "string")) {
         throw new MetaError("INVALID_REQUEST", "Config names to delete must be strings");

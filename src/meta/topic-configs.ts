@@ -353,14 +353,27 @@ export interface DescribedTopicConfig {
   synonyms: ConfigSynonym[];
 }
 
+/**
+ * Configs the broker fixes for internal topics, shown as the topic's own and read-only:
+ * __consumer_offsets is compacted by the broker itself (src/core/offsets-compaction.ts), though
+ * `cleanup.policy=compact` is not yet accepted for user topics.
+ */
+export const INTERNAL_TOPIC_CONFIGS: Readonly<Record<string, string>> = {
+  "cleanup.policy": "compact",
+};
+
 /** Every registered topic config with its effective value and where it comes from. */
 export function describeTopicConfig(
   overrides: Readonly<Record<string, string>>,
   brokerDefaults: Readonly<Record<string, string>> = {},
+  internal = false,
 ): DescribedTopicConfig[] {
   return TOPIC_CONFIGS.map((d) => {
     const synonyms: ConfigSynonym[] = [];
-    if (Object.hasOwn(overrides, d.name)) {
+    const fixed = internal ? INTERNAL_TOPIC_CONFIGS[d.name] : undefined;
+    if (fixed !== undefined) {
+      synonyms.push({ name: d.name, value: fixed, source: "TOPIC_CONFIG" });
+    } else if (Object.hasOwn(overrides, d.name)) {
       synonyms.push({ name: d.name, value: overrides[d.name], source: "TOPIC_CONFIG" });
     }
     if (Object.hasOwn(brokerDefaults, d.name)) {
@@ -378,7 +391,7 @@ export function describeTopicConfig(
       source: top.source,
       sourceCode: CONFIG_SOURCE_CODE[top.source],
       isDefault: top.source === "DEFAULT_CONFIG",
-      readOnly: false,
+      readOnly: fixed !== undefined,
       sensitive: false,
       type: d.type,
       typeCode: CONFIG_TYPE_CODE[d.type],

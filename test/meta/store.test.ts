@@ -97,6 +97,28 @@ describe("createTopic", () => {
   });
 });
 
+test("__consumer_offsets describes cleanup.policy=compact, read-only, and refuses changing it", async () => {
+  await store.createTopic("__consumer_offsets", 2, 1, {}, { internal: true });
+  const policy = store.describeTopicConfigs("__consumer_offsets").find((d) =>
+    d.name === "cleanup.policy"
+  )!;
+  expect(policy.value).toBe("compact");
+  expect(policy.readOnly).toBe(true);
+  expect(policy.isDefault).toBe(false);
+  expect(
+    await codeOf(store.alterTopicConfigs("__consumer_offsets", { "cleanup.policy": "delete" })),
+  )
+    .toBe(40);
+  expect(await codeOf(store.alterTopicConfigs("__consumer_offsets", {}, ["cleanup.policy"])))
+    .toBe(40);
+  // Other configs of the internal topic stay alterable; user topics keep the default view.
+  await store.alterTopicConfigs("__consumer_offsets", { "retention.ms": "86400000" });
+  await store.createTopic("plain");
+  const plain = store.describeTopicConfigs("plain").find((d) => d.name === "cleanup.policy")!;
+  expect(plain.value).toBe("delete");
+  expect(plain.readOnly).toBe(false);
+});
+
 describe("other admin writes", () => {
   test("deleteTopic removes the topic and its partitions; unknown topic is code 3", async () => {
     await store.createTopic("d", 3, 1);

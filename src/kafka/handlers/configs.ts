@@ -42,7 +42,7 @@ function topicRows(ctx: KafkaContext, name: string): ConfigRow[] {
       errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     });
   }
-  return describeTopicConfig(t.configs, ctx.meta.topicDefaults).map((d) => ({
+  return describeTopicConfig(t.configs, ctx.meta.topicDefaults, t.internal).map((d) => ({
     name: d.name,
     value: d.sensitive ? null : d.value,
     readOnly: d.readOnly,
@@ -243,7 +243,7 @@ export async function incrementalAlterConfigs(
     const set: Record<string, string> = {};
     const del: string[] = [];
     let error: [number, string] | null = null;
-    const current = describeTopicConfig(t.configs, ctx.meta.topicDefaults);
+    const current = describeTopicConfig(t.configs, ctx.meta.topicDefaults, t.internal);
     for (const c of arr(r.configs)) {
       const key = str(c.name);
       const op = num(c.configOperation, -1);
