@@ -199,7 +199,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         if (!late.groups) throw new Error("the group coordinator is still starting");
         return late.groups;
       },
-      producerIds: new ProducerIdAllocator(cfg.dataDir),
+      producerIds: new ProducerIdAllocator(cfg.dataDir, () => cluster.allocateProducerIdBlock()),
       log: log.child({ component: "kafka" }),
       metrics,
       autoCreateTopics: cfg.autoCreateTopics,

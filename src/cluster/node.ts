@@ -332,6 +332,18 @@ export class ClusterService {
     );
   }
 
+  /**
+   * Appends a ProducerIdsAllocated record through the metadata leader (here, or forwarded) and
+   * resolves with its log index once committed: the block of producer ids this broker may hand out.
+   */
+  async allocateProducerIdBlock(): Promise<number> {
+    const index = await this.#forward("allocateProducerIds", { nodeId: this.nodeId });
+    if (typeof index !== "number" || !Number.isSafeInteger(index) || index <= 0) {
+      throw new Error("bad producer id block from the metadata leader");
+    }
+    return index;
+  }
+
   status(): ClusterStatus {
     const node = this.#raft?.node;
     const members: MemberStatus[] = [];
@@ -494,6 +506,9 @@ export class ClusterService {
       this.#log.info("learner added", { node: b.nodeId, addr: b.addr });
       return { member: true };
     }
+    if (method === "allocateProducerIds") {
+      return await raft.append(parseRecord({ type: "ProducerIdsAllocated", nodeId: b.nodeId }));
+    }
     // register: the record is validated like any record from the network.
     const rec = parseRecord({
       type: "BrokerRegistered",
@@ -521,6 +536,7 @@ export class ClusterService {
         return { clusterId: this.clusterId, nodeId: id, peers: [...this.#peers] };
       }
       case "addLearner":
+      case "allocateProducerIds":
       case "register": {
         if (this.#raft === undefined) throw new Error("not started");
         if (this.#raft.node.role === "leader") return await this.#leaderRequest(method, b);

@@ -104,6 +104,7 @@ function insertPartitions(
 function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
   switch (r.type) {
     case "NoOp":
+    case "ProducerIdsAllocated": // the record's index is the block: no table changes
       return;
     case "BrokerRegistered":
       db.insert(s.brokers).values({

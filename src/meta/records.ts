@@ -26,6 +26,11 @@ export type MetadataRecord =
     timestamp: number;
   }
   | { type: "BrokerFenced"; nodeId: number; fenced: boolean }
+  /**
+   * A block of producer ids for `nodeId`: ids [index × 1000, index × 1000 + 1000), where index is
+   * this record's own log index, so blocks are unique across the cluster with no state to keep.
+   */
+  | { type: "ProducerIdsAllocated"; nodeId: number }
   | {
     type: "TopicCreated";
     topicId: string;
@@ -163,6 +168,8 @@ export function parseRecord(input: unknown): MetadataRecord {
     }
     case "BrokerFenced":
       return { type: "BrokerFenced", nodeId: int(o, "nodeId", 0), fenced: bool(o, "fenced") };
+    case "ProducerIdsAllocated":
+      return { type: "ProducerIdsAllocated", nodeId: int(o, "nodeId", 0) };
     case "TopicCreated":
       return {
         type: "TopicCreated",

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { clusterRequest } from "../../src/cluster/transport.ts";
 import type { ClusterStatus } from "../../src/cluster/node.ts";
 import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import { RawClient } from "../kafka/raw-client.ts";
 
 const all: RunningBroker[] = [];
 afterAll(() => {
@@ -219,6 +220,42 @@ describe("cluster of real processes", () => {
         () => hasTopics(bs, ["committed", "after-resume"]),
       );
       for (const b of bs) expect(await topicNames(b)).not.toContain("stale-write");
+    },
+    60_000,
+  );
+
+  test(
+    "producer ids are unique across the brokers of a cluster and across a restart",
+    async () => {
+      const b0 = await start(0, 3);
+      const [b1, b2] = await Promise.all([1, 2].map((i) => start(i, 3, b0.clusterAddr)));
+      await settledLeader([b0, b1, b2], 3);
+      const initPid = async (b: RunningBroker): Promise<number> => {
+        const c = await RawClient.connect(b.kafkaPort);
+        try {
+          // Retried as clients do while a block is on its way (COORDINATOR_LOAD_IN_PROGRESS).
+          for (let i = 0; i < 50; i++) {
+            const r = await c.call(22, 1, { transactionalId: null, transactionTimeoutMs: 60_000 });
+            if (r.errorCode === 0) return Number(r.producerId);
+            expect(r.errorCode).toBe(14);
+            await Bun.sleep(100);
+          }
+          throw new Error("no producer id");
+        } finally {
+          c.close();
+        }
+      };
+      const ids: number[] = [];
+      // Every broker's first producer: with a per-broker counter all three got the same id.
+      for (const b of [b0, b1, b2]) ids.push(await initPid(b));
+      ids.push(...await Promise.all(Array.from({ length: 10 }, () => initPid(b1))));
+      ids.push(...await Promise.all(Array.from({ length: 10 }, () => initPid(b2))));
+      // A broker restarted on its data dir takes a new block.
+      b2.kill("SIGKILL");
+      await b2.exited;
+      const b2again = await start(2, 3, b0.clusterAddr, b2.dataDir);
+      ids.push(await initPid(b2again), await initPid(b2again));
+      expect(new Set(ids).size).toBe(ids.length);
     },
     60_000,
   );

@@ -1,12 +1,12 @@
 // InitProducerId for idempotent producers. Transactions are not implemented: a transactional
 // id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal and report,
 // rather than a retriable error they would loop on.
-import type { Struct } from "../../protocol/kafka/index.ts";
+import { ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 
-export function initProducerId(ctx: KafkaContext, req: RequestContext): Struct {
+export function initProducerId(ctx: KafkaContext, req: RequestContext): Struct | Promise<Struct> {
   const b = req.body;
   if (b.transactionalId !== null && b.transactionalId !== undefined) {
     ctx.log.info("refused a transactional producer: transactions are not supported yet", {
@@ -22,10 +22,17 @@ export function initProducerId(ctx: KafkaContext, req: RequestContext): Struct {
   }
   // Without a transactional id Kafka always hands out a fresh id (any given id/epoch is
   // ignored), so a restarted or bumped producer never collides with old sequence state.
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    producerId: ctx.producerIds.allocate(),
-    producerEpoch: 0,
-  };
+  return ctx.producerIds.allocate().then(
+    (producerId) => ({ throttleTimeMs: 0, errorCode: 0, producerId, producerEpoch: 0 }),
+    (e) => {
+      // Kafka answers so while its producer id manager waits for a block: clients retry.
+      ctx.log.warn("no producer id block from the metadata log yet", { error: String(e) });
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        producerId: -1,
+        producerEpoch: -1,
+      };
+    },
+  );
 }
