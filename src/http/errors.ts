@@ -24,7 +24,12 @@ export class HttpError extends Error {
 export const badRequest = (message: string) => new HttpError(400, 40000, message);
 export const notFound = (message: string, code = 40400) => new HttpError(404, code, message);
 export const topicNotFound = (topic: string) =>
-  new HttpError(404, 40403, `topic ${topic} not found`, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  new HttpError(
+    404,
+    40403,
+    `Topic '${topic}' does not exist.`,
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  );
 export const unsupportedMedia = (message: string) => new HttpError(415, 41500, message);
 
 /** Kafka error code -> HTTP status. */

@@ -14,7 +14,7 @@ import {
   valid,
   z,
 } from "./schemas.ts";
-import { collect, offsetForTime, recordBytes, renderRecord } from "./render.ts";
+import { collect, hostedPartition, offsetForTime, recordBytes, renderRecord } from "./render.ts";
 import { OffsetOutOfRangeError } from "../storage/index.ts";
 
 export const MAX_WAIT_MS = 300_000;
@@ -70,7 +70,7 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpC
       const { topic, partition: pRaw } = valid(c, "param", PartitionParams);
       const q = valid(c, "query", ReadQuery);
       const partition = Number(pRaw);
-      const st = broker.partitions.partition(topic, partition);
+      const st = hostedPartition(broker, topic, partition);
       const format = q.format ?? "json";
       const limit = q.limit ?? 100;
       const maxBytes = q.max_bytes ?? 1024 * 1024;

@@ -9,6 +9,8 @@ import {
 } from "../protocol/record-batch.ts";
 import { decompress } from "../protocol/compression/index.ts";
 import { CorruptLogError } from "../storage/index.ts";
+import { ErrorCode } from "../protocol/kafka/index.ts";
+import { HttpError, topicNotFound } from "./errors.ts";
 
 export type Format = "json" | "text" | "base64";
 
@@ -146,6 +148,35 @@ export function collect(
 
 export function recordBytes(r: KafkaRecord): number {
   return (r.key?.length ?? 0) + (r.value?.length ?? 0);
+}
+
+/**
+ * The partition's local state, or the 404 a user can act on: no such topic (40403), no such
+ * partition with the topic's count (40402), or not hosted by this broker (40402, naming the leader).
+ */
+export function hostedPartition(broker: Broker, topic: string, partition: number) {
+  if (broker.partitions.has(topic, partition)) return broker.partitions.partition(topic, partition);
+  const t = broker.meta.getTopic(topic);
+  if (!t) throw topicNotFound(topic);
+  const p = t.partitions.find((x) => x.partition === partition);
+  if (!p) {
+    throw new HttpError(
+      404,
+      40402,
+      `partition ${partition} does not exist (topic ${topic} has ${t.partitions.length})`,
+      ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    );
+  }
+  const leader = broker.meta.listBrokers().find((b) => b.nodeId === p.leader);
+  const where = leader
+    ? `its leader, broker ${p.leader} at http://${leader.host}:${leader.httpPort}`
+    : `broker ${p.leader}`;
+  throw new HttpError(
+    404,
+    40402,
+    `partition ${topic}-${partition} is not on this broker: ask ${where}`,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  );
 }
 
 /** A start position: earliest, latest, an offset, or a time (epoch ms or ISO-8601). */

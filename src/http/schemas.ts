@@ -7,7 +7,7 @@ export { z };
 
 export const ErrorSchema = z.object({
   error_code: z.number().int().openapi({ example: 40403 }),
-  message: z.string().openapi({ example: "topic orders not found" }),
+  message: z.string().openapi({ example: "Topic 'orders' does not exist." }),
   kafka_error_code: z.number().int().optional(),
 }).passthrough().openapi("Error");
 

@@ -109,6 +109,20 @@ describe("error statuses", () => {
     expect(deeper.status).toBe(404);
   });
 
+  test("a read of a missing topic or partition says which, with the same words as elsewhere", async () => {
+    const u = b.httpUrl;
+    const topic = await call(u, "GET", "/topics/nope/partitions/0/records");
+    expect(topic.status).toBe(404);
+    expect(topic.json.error_code).toBe(40403);
+    expect(topic.json.message).toBe("Topic 'nope' does not exist.");
+    expect((await call(u, "GET", "/topics/nope")).json.message).toBe(topic.json.message);
+    expect((await call(u, "DELETE", "/topics/nope")).json.message).toBe(topic.json.message);
+    const part = await call(u, "GET", "/topics/e1/partitions/7/records");
+    expect(part.status).toBe(404);
+    expect(part.json.error_code).toBe(40402);
+    expect(part.json.message).toBe("partition 7 does not exist (topic e1 has 2)");
+  });
+
   test("413 over max.message.bytes, also when requests share a batch", async () => {
     const u = b.httpUrl;
     const made = await call(
