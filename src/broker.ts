@@ -124,6 +124,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         topicDefaults: cfg.topicDefaults,
         numPartitions: cfg.numPartitions,
         defaultReplicationFactor: cfg.defaultReplicationFactor,
+        // Until partitions are replicated between brokers (docs/cluster.md).
+        maxReplicationFactor: 1,
       });
     } catch (e) {
       throw new StartupError(`cannot open metadata in ${cfg.dataDir}: ${(e as Error).message}`);
@@ -150,6 +152,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     const partitionsClose = () => partitions.close();
     cleanups.push(partitionsClose);
     await partitions.openAll();
+    // Topics created, deleted or changed through another broker reach this one's logs too.
+    cluster.onMetadataChanged(() => void partitions.reconcile());
+    void partitions.reconcile(); // what was applied between openAll and the line above
     // Listeners bind before the broker registers, so it registers the ports really bound; they
     // answer 503 until everything behind them is up.
     const http: { app?: { fetch: (req: Request) => Response | Promise<Response> } } = {};
@@ -205,6 +210,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       autoCreateTopics: cfg.autoCreateTopics,
       brokerSettings: brokerSettings(cfg),
       advertised: () => kafkaAddr,
+      controllerId: () => cluster.controllerId(),
     };
     let kafka: KafkaListener;
     try {

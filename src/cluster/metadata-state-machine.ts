@@ -15,12 +15,20 @@ import {
 export class SqliteMetadataStateMachine implements MetadataStateMachine {
   readonly #db: MetaConn;
 
-  constructor(db: MetaConn) {
+  /**
+   * @param changed called after a committed record changed the tables or a snapshot replaced
+   *   them, so the broker can bring what it serves in line (open, delete partition logs).
+   */
+  constructor(db: MetaConn, private readonly changed: () => void = () => {}) {
     this.#db = db;
   }
 
   apply(record: MetadataRecord, index: number, term: number): MetaError | undefined {
-    return applyOrSkip(this.#db, record, index, term);
+    const err = applyOrSkip(this.#db, record, index, term);
+    if (err === undefined && record.type !== "NoOp" && record.type !== "ProducerIdsAllocated") {
+      this.changed();
+    }
+    return err;
   }
 
   appliedIndex(): number {
@@ -37,5 +45,6 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
 
   restore(s: Snapshot): void {
     restoreTables(this.#db, s.data, s.meta.index, s.meta.term);
+    this.changed();
   }
 }

@@ -26,6 +26,9 @@ import { SwimNode } from "./swim/node.ts";
 import type { MemberAddrs, MemberState, SwimOutput } from "./swim/types.ts";
 import { ClusterNet, splitAddr } from "./transport.ts";
 
+/** Forwards of a leader-only request: joiner → seed → leader, or → stale leader → new leader. */
+const MAX_HOPS = 2;
+
 export class ClusterError extends Error {
   override readonly name = "ClusterError";
   readonly userFacing = true;
@@ -111,6 +114,7 @@ export class ClusterService {
   /** Ids handed to joiners recently, so two joiners asking here get different ones. */
   readonly #reserved = new Set<number>();
   #db: MetaDb | undefined;
+  #metadataChanged: (() => void) | undefined;
   #raft: RaftMetadataLog | undefined;
   #raftHandler: ((m: unknown) => void) | undefined;
   #swim: SwimNode | undefined;
@@ -238,10 +242,20 @@ export class ClusterService {
     return this.#net.port;
   }
 
+  /** The metadata quorum's leader (the controller Kafka clients are told), or -1 if unknown. */
+  controllerId(): number {
+    return this.#raft?.node.leader ?? NONE;
+  }
+
+  /** Call `fn` whenever committed metadata changed the tables here (any broker's writes). */
+  onMetadataChanged(fn: () => void): void {
+    this.#metadataChanged = fn;
+  }
+
   /** The `log` option of MetadataStore.open: the Raft log over this broker's meta.db. */
   metadataLog(db: MetaDb): MetadataLog {
     this.#db = db;
-    const sm = new SqliteMetadataStateMachine(db);
+    const sm = new SqliteMetadataStateMachine(db, () => this.#metadataChanged?.());
     let state: PersistedState;
     if (!this.#storage.isEmpty()) {
       state = this.#storage.load();
@@ -484,14 +498,25 @@ export class ClusterService {
     }
   }
 
-  /** Runs a leader-only request here when leader, else at the leader (or the seed). */
-  async #forward(method: string, body: unknown): Promise<unknown> {
+  /**
+   * Runs a leader-only request here when leader, else at the leader (or, while none is known
+   * here, at the seed). `hops` counts the forwards so far: a joiner's seed that is a follower
+   * forwards to its leader, and a stale leader forwards to the new one, but never more than
+   * MAX_HOPS times, so seeds that name each other cannot pass a request around for ever.
+   */
+  async #forward(method: string, body: unknown, hops = 0): Promise<unknown> {
     const node = this.#raft?.node;
     if (node?.role === "leader") return await this.#leaderRequest(method, body);
+    if (hops >= MAX_HOPS) throw new Error("not the leader");
     const leader = node?.leader ?? NONE;
     const to = leader !== NONE ? this.#peerAddr(leader) : this.#seed;
     if (to === undefined || to === this.address) throw new Error("no metadata leader known yet");
-    return await this.#net.request(to, method, { ...(body as object), hop: 1 }, RPC_TIMEOUT_MS);
+    return await this.#net.request(
+      to,
+      method,
+      { ...(body as object), hop: hops + 1 },
+      RPC_TIMEOUT_MS,
+    );
   }
 
   async #leaderRequest(method: string, body: unknown): Promise<unknown> {
@@ -540,9 +565,9 @@ export class ClusterService {
       case "register": {
         if (this.#raft === undefined) throw new Error("not started");
         if (this.#raft.node.role === "leader") return await this.#leaderRequest(method, b);
-        // One hop: the seed forwards to the leader; the leader never forwards again.
-        if (b.hop !== undefined) throw new Error("not the leader");
-        return await this.#forward(method, b);
+        const hops = b.hop === undefined ? 0 : Number(b.hop);
+        if (!Number.isSafeInteger(hops) || hops < 0) throw new Error("bad hop count");
+        return await this.#forward(method, b, hops);
       }
       case "status":
         return this.status();

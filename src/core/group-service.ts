@@ -161,6 +161,17 @@ export class GroupService {
   }
 
   /**
+   * Whether this broker coordinates the group: it leads the group's __consumer_offsets partition
+   * and has its log open. Other brokers answer NOT_COORDINATOR, so clients ask FindCoordinator
+   * again instead of forming a second group with its own offsets.
+   */
+  coordinates(groupId: string): boolean {
+    const p = this.partitionFor(groupId);
+    return groupCoordinator(this.meta, groupId) === this.partitions.nodeId &&
+      this.partitions.has(OFFSETS_TOPIC, p);
+  }
+
+  /**
    * Send a request to the coordinator; resolves with its response (JoinGroup and SyncGroup
    * wait for the rebalance). `connection` ties it to a client connection for `disconnected`.
    */
@@ -319,4 +330,15 @@ export class GroupService {
     await this.compactor.stop();
     await Promise.allSettled([...this.#materialiseChain.values()]);
   }
+}
+
+/**
+ * The broker that coordinates a group: the leader of its __consumer_offsets partition, or -1
+ * while that topic or its leader is unknown.
+ */
+export function groupCoordinator(meta: MetadataStore, groupId: string): number {
+  const t = meta.getTopic(OFFSETS_TOPIC);
+  if (!t || t.partitions.length === 0) return -1;
+  const index = offsetsPartitionFor(groupId, t.partitions.length);
+  return t.partitions.find((p) => p.partition === index)?.leader ?? -1;
 }

@@ -51,6 +51,8 @@ interface PartitionState {
   topic: string;
   partition: number;
   topicId: string;
+  /** The partition's leader (this broker appends only when it is the leader). */
+  leader: number;
   leaderEpoch: number;
   replicas: number[];
   isr: number[];
@@ -120,6 +122,58 @@ export class PartitionManager {
     for (const t of topics) await this.syncTopic(t);
   }
 
+  #reconciling: Promise<void> | null = null;
+  #reconcileAgain = false;
+
+  /**
+   * Bring the open logs in line with the committed metadata, whichever broker wrote it: open the
+   * partitions placed here, apply config changes, delete the logs of deleted topics. Calls that
+   * arrive while one runs are folded into one more run.
+   */
+  reconcile(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (this.#reconciling) {
+      this.#reconcileAgain = true;
+      return this.#reconciling;
+    }
+    const run = async () => {
+      do {
+        this.#reconcileAgain = false;
+        try {
+          await this.#reconcileOnce();
+        } catch (e) {
+          this.log.error("could not apply the metadata to the partition logs", { error: e });
+        }
+      } while (this.#reconcileAgain && !this.#closed);
+    };
+    this.#reconciling = run().finally(() => (this.#reconciling = null));
+    return this.#reconciling;
+  }
+
+  async #reconcileOnce(): Promise<void> {
+    const topics = this.meta.listTopics();
+    const ids = new Map(topics.map((t) => [t.name, t.topicId]));
+    for (const st of [...this.#parts.values()]) {
+      if (ids.get(st.topic) === st.topicId) continue;
+      // Deleted (or deleted and created again under a new id) by a write on another broker.
+      this.log.info("deleting the log of a deleted topic", {
+        topic: st.topic,
+        partition: st.partition,
+      });
+      await this.#dropLog(st.topic, st.partition);
+    }
+    for (const t of topics) await this.syncTopic(t);
+  }
+
+  async #dropLog(topic: string, partition: number): Promise<void> {
+    const st = this.#parts.get(key(topic, partition));
+    if (st) {
+      this.#parts.delete(key(topic, partition));
+      for (const w of st.waiters) w.wake();
+    }
+    await this.store.deleteLog(topic, partition);
+  }
+
   /** Make the open logs match one topic's metadata (new partitions, config changes). */
   async syncTopic(t: TopicInfo): Promise<void> {
     if (t.internal) this.#internal.add(t.name);
@@ -132,6 +186,7 @@ export class PartitionManager {
       const existing = this.#parts.get(k);
       if (existing && existing.topicId === t.topicId) {
         existing.log.updateConfig(config);
+        existing.leader = p.leader;
         existing.leaderEpoch = p.leaderEpoch;
         existing.replicas = p.replicas;
         existing.isr = p.isr;
@@ -151,10 +206,13 @@ export class PartitionManager {
         await this.store.deleteLog(t.name, p.partition);
         log = await this.store.openLog(spec);
       }
+      // A concurrent sync (a local write and the applied metadata) may have opened it meanwhile.
+      if (this.#parts.get(k)?.topicId === t.topicId) continue;
       this.#parts.set(k, {
         topic: t.name,
         partition: p.partition,
         topicId: t.topicId,
+        leader: p.leader,
         leaderEpoch: p.leaderEpoch,
         replicas: p.replicas,
         isr: p.isr,
@@ -190,14 +248,7 @@ export class PartitionManager {
     await this.#metaWrite(() => this.meta.deleteTopic(name));
     this.#internal.delete(name);
     if (!t) return;
-    for (const p of t.partitions) {
-      const st = this.#parts.get(key(name, p.partition));
-      if (st) {
-        this.#parts.delete(key(name, p.partition));
-        for (const w of st.waiters) w.wake();
-      }
-      await this.store.deleteLog(name, p.partition);
-    }
+    for (const p of t.partitions) await this.#dropLog(name, p.partition);
   }
 
   async createPartitions(
@@ -222,6 +273,33 @@ export class PartitionManager {
     await this.#metaWrite(() => this.meta.alterTopicConfigs(name, set, del, { validateOnly }));
     const t = this.meta.getTopic(name);
     if (t && !validateOnly) await this.syncTopic(t);
+  }
+
+  /**
+   * 0 when this broker leads the partition; else what a client should hear: NOT_LEADER_OR_FOLLOWER
+   * when the partition exists but is led elsewhere (it refreshes its metadata and goes there),
+   * UNKNOWN_TOPIC_OR_PARTITION when it does not exist.
+   */
+  leaderError(topic: string, partition: number): number {
+    const st = this.#parts.get(key(topic, partition));
+    if (st) return st.leader === this.nodeId ? 0 : NOT_LEADER_OR_FOLLOWER;
+    const t = this.meta.getTopic(topic);
+    return t?.partitions.some((p) => p.partition === partition)
+      ? NOT_LEADER_OR_FOLLOWER
+      : UNKNOWN_TOPIC_OR_PARTITION;
+  }
+
+  #notLeader(topic: string, partition: number): BrokerError {
+    const code = this.leaderError(topic, partition);
+    if (code !== NOT_LEADER_OR_FOLLOWER) {
+      return new BrokerError(code, `unknown topic or partition ${topic}-${partition}`);
+    }
+    const leader = this.#parts.get(key(topic, partition))?.leader ??
+      this.meta.getTopic(topic)?.partitions.find((p) => p.partition === partition)?.leader;
+    return new BrokerError(
+      code,
+      `broker ${this.nodeId} is not the leader of ${topic}-${partition}: broker ${leader} is`,
+    );
   }
 
   partition(topic: string, partition: number): PartitionState {
@@ -256,7 +334,10 @@ export class PartitionManager {
     /** The caller gives up `batches`: the log may rewrite them in place (see AppendOptions). */
     inPlace = false,
   ): Promise<AppendResult> {
-    const st = this.partition(topic, partition);
+    const st = this.#parts.get(key(topic, partition));
+    // Only the leader writes: a copy elsewhere would diverge from it, and readers of the leader
+    // would never see these records.
+    if (st === undefined || st.leader !== this.nodeId) throw this.#notLeader(topic, partition);
     if (acks === -1 && st.isr.length < st.minInsyncReplicas) {
       throw new BrokerError(
         NOT_ENOUGH_REPLICAS,

@@ -276,7 +276,11 @@ export function createProducer(broker: Broker, metrics: Metrics) {
   const batcher = new AppendBatcher(
     (t, p, batch, acks) => broker.partitions.append(t, p, batch, acks),
     Date.now,
-    (t, p) => broker.partitions.partition(t, p).log.config().maxMessageBytes,
+    // The open log's limit; for a partition led elsewhere the append refuses it anyway.
+    (t, p) =>
+      broker.partitions.has(t, p)
+        ? broker.partitions.partition(t, p).log.config().maxMessageBytes
+        : broker.meta.topicConfig(t).maxMessageBytes,
   );
 
   async function produce(topic: string, records: ProduceRecord[], acks: Acks, fixed?: number) {

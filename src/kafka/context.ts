@@ -22,6 +22,8 @@ export interface KafkaContext {
   readonly brokerSettings: readonly BrokerSetting[];
   /** host:port clients are told (this broker). */
   advertised(): { host: string; port: number };
+  /** The controller: the metadata quorum's leader (-1 while none is known). */
+  controllerId(): number;
 }
 
 export interface BrokerSetting {

@@ -37,6 +37,11 @@ export interface StoreOptions {
   numPartitions?: number;
   /** Replication factor of a topic created with -1. Default 1. */
   defaultReplicationFactor?: number;
+  /**
+   * Highest replication factor accepted. The broker sets 1 while partitions are not replicated
+   * between brokers, so no topic claims copies that do not exist. Default: no limit.
+   */
+  maxReplicationFactor?: number;
   /** Upper bound on partitions per topic, against hostile requests. Default 10000. */
   maxPartitionsPerTopic?: number;
   /** The metadata log; default LocalMetadataLog on the same database. */
@@ -105,6 +110,7 @@ export class MetadataStore {
   readonly #sqlite: Database;
   readonly #numPartitions: number;
   readonly #defaultRf: number;
+  readonly #maxRf: number;
   readonly #maxPartitions: number;
   readonly #now: () => number;
   #lock: Promise<unknown> = Promise.resolve();
@@ -123,6 +129,10 @@ export class MetadataStore {
     this.topicDefaults = normalizeTopicDefaults(opts.topicDefaults ?? {});
     this.#numPartitions = opts.numPartitions ?? 1;
     this.#defaultRf = opts.defaultReplicationFactor ?? 1;
+    this.#maxRf = opts.maxReplicationFactor ?? 32767;
+    if (this.#defaultRf > this.#maxRf) {
+      throw new MetaError("INVALID_REPLICATION_FACTOR", replicationRefusal(this.#defaultRf));
+    }
     this.#maxPartitions = opts.maxPartitionsPerTopic ?? 10_000;
     if (!positiveInt(this.#numPartitions, 1, this.#maxPartitions)) {
       throw new MetaError("INVALID_PARTITIONS", `num.partitions must be 1..${this.#maxPartitions}`);
@@ -313,6 +323,12 @@ export class MetadataStore {
         throw new MetaError(
           "INVALID_REPLICATION_FACTOR",
           "Replication factor must be larger than 0, or -1 to use the default value.",
+        );
+      }
+      if (rf > this.#maxRf || (manual && manual.some((r) => r.length > this.#maxRf))) {
+        throw new MetaError(
+          "INVALID_REPLICATION_FACTOR",
+          replicationRefusal(Math.max(rf, ...(manual ?? []).map((r) => r.length))),
         );
       }
       const cfg = validateTopicConfigs(configs);
@@ -542,4 +558,9 @@ export class MetadataStore {
     this.log.close();
     this.#sqlite.close();
   }
+}
+
+function replicationRefusal(rf: number): string {
+  return `Replication factor ${rf} is not supported yet: partitions are not replicated between ` +
+    "brokers, so a topic has one replica (use replication factor 1 or -1).";
 }

@@ -1,9 +1,10 @@
-// ApiVersions, Metadata, DescribeCluster and FindCoordinator: how clients find this broker,
-// its topics and the coordinator. There is one broker per advertised address, and it is the
-// controller and the coordinator of every group (a cluster will route by partition leader).
+// ApiVersions, Metadata, DescribeCluster and FindCoordinator: how clients find the brokers,
+// the topics, the controller (the metadata quorum's leader) and a group's coordinator (the
+// leader of its __consumer_offsets partition).
 import { ErrorCode } from "../../protocol/kafka/index.ts";
 import { ADVERTISED } from "../../protocol/kafka/index.ts";
 import type { TopicInfo } from "../../meta/index.ts";
+import { groupCoordinator } from "../../core/group-service.ts";
 import {
   arr,
   bool,
@@ -117,7 +118,7 @@ export async function metadata(ctx: KafkaContext, req: RequestContext): Promise<
     throttleTimeMs: 0,
     brokers: brokersOf(ctx),
     clusterId: ctx.meta.clusterId,
-    controllerId: ctx.meta.nodeId,
+    controllerId: ctx.controllerId(),
     topics,
   };
 }
@@ -133,7 +134,7 @@ export function describeCluster(ctx: KafkaContext, req: RequestContext): Struct 
     throttleTimeMs: 0,
     endpointType,
     clusterId: ctx.meta.clusterId,
-    controllerId: ctx.meta.nodeId,
+    controllerId: ctx.controllerId(),
     clusterAuthorizedOperations: -2147483648,
   };
   if (endpointType !== 1) {
@@ -164,7 +165,6 @@ const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct {
   const v = req.header.apiVersion;
   const keyType = num(req.body.keyType, 0);
-  const self = ctx.advertised();
   const answer = (key: string) => {
     if (keyType === KEY_TRANSACTION) {
       // Not retriable, so transactional producers stop with a clear error instead of looping.
@@ -194,13 +194,19 @@ export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct 
         port: -1,
       };
     }
-    return {
-      errorCode: 0,
-      errorMessage: null,
-      nodeId: ctx.meta.nodeId,
-      host: self.host,
-      port: self.port,
-    };
+    // The leader of the group's __consumer_offsets partition coordinates it (as in Kafka).
+    const id = groupCoordinator(ctx.meta, key);
+    const at = brokersOf(ctx).find((b) => b.nodeId === id);
+    if (at === undefined) {
+      return {
+        errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        errorMessage: `the coordinator of group ${key} (broker ${id}) is not available`,
+        nodeId: -1,
+        host: "",
+        port: -1,
+      };
+    }
+    return { errorCode: 0, errorMessage: null, nodeId: at.nodeId, host: at.host, port: at.port };
   };
   if (v >= 4) {
     const keys = Array.isArray(req.body.coordinatorKeys)

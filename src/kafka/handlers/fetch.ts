@@ -96,9 +96,13 @@ function partitionResult(
     preferredReadReplica: -1,
     records: EMPTY as Uint8Array,
   };
-  if (!ctx.partitions.has(w.topic, w.partition)) {
-    return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-  }
+  // Consumers read from the leader; a follower's fetch (replica id) is checked below.
+  const where = w.replicaId < 0
+    ? ctx.partitions.leaderError(w.topic, w.partition)
+    : ctx.partitions.has(w.topic, w.partition)
+    ? 0
+    : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (where !== 0) return { ...base, errorCode: where };
   const st = ctx.partitions.partition(w.topic, w.partition);
   const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch) ||
     replicaError(ctx, w.replicaId, st.replicas);

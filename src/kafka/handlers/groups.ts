@@ -20,6 +20,9 @@ async function ask(
   req: RequestContext,
   input: Parameters<KafkaContext["groups"]["request"]>[0],
 ) {
+  if ("groupId" in input && !ctx.groups.coordinates(input.groupId)) {
+    return { kind: "error" as const, errorCode: ErrorCode.NOT_COORDINATOR };
+  }
   try {
     return await ctx.groups.request(input, req.connection);
   } catch (e) {
@@ -217,6 +220,23 @@ function fetchGroupOffsets(ctx: KafkaContext, groupId: string, topicsRaw: unknow
     name: str(t.name),
     partitions: (Array.isArray(t.partitionIndexes) ? t.partitionIndexes : []).map((n) => num(n)),
   }));
+  if (!ctx.groups.coordinates(groupId)) {
+    // Another broker holds the group's offsets: the client looks the coordinator up again.
+    const code = ErrorCode.NOT_COORDINATOR;
+    return {
+      errorCode: code,
+      topics: (topics ?? []).map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((partitionIndex) => ({
+          partitionIndex,
+          committedOffset: -1,
+          committedLeaderEpoch: -1,
+          metadata: null,
+          errorCode: code,
+        })),
+      })),
+    };
+  }
   const r = ctx.groups.coordinator.fetchOffsets(groupId, topics);
   return {
     errorCode: r.errorCode,
@@ -295,6 +315,17 @@ export function describeGroups(ctx: KafkaContext, req: RequestContext): Struct {
   return {
     throttleTimeMs: 0,
     groups: ids.map((id) => {
+      if (!ctx.groups.coordinates(id)) {
+        return {
+          errorCode: ErrorCode.NOT_COORDINATOR,
+          groupId: id,
+          groupState: "",
+          protocolType: "",
+          protocolData: "",
+          members: [],
+          authorizedOperations: -2147483648,
+        };
+      }
       const g = ctx.groups.coordinator.describeGroup(id);
       return {
         errorCode: g.errorCode,
@@ -320,12 +351,16 @@ export async function deleteGroups(ctx: KafkaContext, req: RequestContext): Prom
   const ids = Array.isArray(req.body.groupsNames)
     ? (req.body.groupsNames as unknown[]).map(str)
     : [];
-  const r = expect(await ask(ctx, req, { type: "deleteGroups", groupIds: ids }), "deleteGroups");
+  const here = ids.filter((id) => ctx.groups.coordinates(id));
+  const elsewhere = ids.filter((id) => !here.includes(id))
+    .map((groupId) => ({ groupId, errorCode: ErrorCode.NOT_COORDINATOR }));
+  if (here.length === 0) return { throttleTimeMs: 0, results: elsewhere };
+  const r = expect(await ask(ctx, req, { type: "deleteGroups", groupIds: here }), "deleteGroups");
   if (r.kind === "error") {
     return {
       throttleTimeMs: 0,
-      results: ids.map((groupId) => ({ groupId, errorCode: r.errorCode })),
+      results: [...here.map((groupId) => ({ groupId, errorCode: r.errorCode })), ...elsewhere],
     };
   }
-  return { throttleTimeMs: 0, results: r.results };
+  return { throttleTimeMs: 0, results: [...r.results, ...elsewhere] };
 }

@@ -61,9 +61,8 @@ export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
           leaderEpoch: -1,
           oldStyleOffsets: [],
         };
-        if (!ctx.partitions.has(name, partitionIndex)) {
-          return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-        }
+        const where = ctx.partitions.leaderError(name, partitionIndex);
+        if (where !== 0) return { ...out, errorCode: where };
         const st = ctx.partitions.partition(name, partitionIndex);
         const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
         if (epochErr) return { ...out, errorCode: epochErr };
@@ -111,9 +110,8 @@ export function offsetForLeaderEpoch(ctx: KafkaContext, req: RequestContext): St
       partitions: arr(t.partitions).map((p) => {
         const partition = num(p.partition);
         const out = { errorCode: 0, partition, leaderEpoch: -1, endOffset: -1 };
-        if (!ctx.partitions.has(topic, partition)) {
-          return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-        }
+        const where = ctx.partitions.leaderError(topic, partition);
+        if (where !== 0) return { ...out, errorCode: where };
         const st = ctx.partitions.partition(topic, partition);
         const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
         if (epochErr) return { ...out, errorCode: epochErr };
@@ -138,8 +136,9 @@ export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Pro
         partitions.push({ ...out, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION });
         continue;
       }
-      if (!ctx.partitions.has(name, partitionIndex)) {
-        partitions.push({ ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+      const where = ctx.partitions.leaderError(name, partitionIndex);
+      if (where !== 0) {
+        partitions.push({ ...out, errorCode: where });
         continue;
       }
       const hw = ctx.partitions.highWatermark(name, partitionIndex);

@@ -1,0 +1,170 @@
+// Three real brokers: partitions placed on every broker are served there, whichever broker the
+// metadata write went through; deletes reach every broker; only a partition's leader accepts
+// writes and reads; every broker names the same controller and group coordinator.
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { clusterRequest } from "../../src/cluster/transport.ts";
+import type { ClusterStatus } from "../../src/cluster/node.ts";
+import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import { RawClient } from "../kafka/raw-client.ts";
+
+const all: RunningBroker[] = [];
+afterAll(() => {
+  for (const b of all) b.kill("SIGKILL");
+});
+
+async function start(id: number, join?: string): Promise<RunningBroker> {
+  const b = await startBrokerProcess({
+    dataDir: tempDir("placement-"),
+    args: ["--node-id", String(id), "--voters", "3", ...(join ? ["--join", join] : [])],
+    timeoutMs: 30_000,
+  });
+  all.push(b);
+  return b;
+}
+
+async function waitFor<T>(what: string, ms: number, fn: () => Promise<T | undefined>) {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    await Bun.sleep(50);
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+async function call(b: RunningBroker, method: string, path: string, body?: unknown) {
+  const r = await fetch(b.httpUrl + path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, json: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+}
+
+const logDirs = (b: RunningBroker, topic: string) =>
+  existsSync(join(b.dataDir, "logs"))
+    ? readdirSync(join(b.dataDir, "logs")).filter((d) => d.startsWith(`${topic}-`))
+    : [];
+
+test(
+  "partitions, deletes, leaders, controller and coordinator agree across 3 brokers",
+  async () => {
+    const b0 = await start(0);
+    const b1 = await start(1, b0.clusterAddr);
+    // Joins through a follower, which forwards to the leader.
+    const b2 = await start(2, b1.clusterAddr);
+    const bs = [b0, b1, b2];
+    const leaderId = await waitFor("one leader with 3 voters", 25_000, async () => {
+      const ss = await Promise.all(
+        bs.map((b) => clusterRequest(b.clusterAddr, "status", {}, 1000) as Promise<ClusterStatus>),
+      );
+      const l = ss[0].quorum.leader;
+      return l >= 0 && ss.every((s) => s.quorum.leader === l && s.quorum.voters.length === 3)
+        ? l
+        : undefined;
+    });
+    const controller = bs[leaderId];
+    await waitFor("3 registered brokers", 10_000, async () => {
+      const r = await call(controller, "GET", "/cluster");
+      return (r.json.brokers as unknown[] | undefined)?.length === 3 ? true : undefined;
+    });
+
+    // Replication between brokers does not exist yet: a factor above 1 is refused, not pretended.
+    const rf3 = await call(controller, "POST", "/topics", {
+      name: "rf3",
+      partitions: 1,
+      replication_factor: 3,
+    });
+    expect(rf3.status).toBe(422);
+    expect(String(rf3.json.message)).toContain("not supported yet");
+
+    const created = await call(controller, "POST", "/topics", { name: "spread", partitions: 6 });
+    expect(created.status).toBe(201);
+    const parts = created.json.partitions as { partition: number; leader: number }[];
+    expect(new Set(parts.map((p) => p.leader)).size).toBe(3);
+    for (const p of parts) {
+      // Served by its leader once the committed metadata reached it...
+      const at = bs[p.leader];
+      const ok = await waitFor(`spread-${p.partition} on broker ${p.leader}`, 5000, async () => {
+        const r = await call(at, "POST", `/topics/spread/records?partition=${p.partition}`, {
+          value: `v${p.partition}`,
+        });
+        return r.status === 200 ? r : undefined;
+      });
+      expect(ok.json.offsets ?? ok.json).toBeDefined();
+      // ...and refused by the others, which would otherwise keep a copy nobody reads.
+      const other = bs[(p.leader + 1) % 3];
+      const refused = await call(other, "POST", `/topics/spread/records?partition=${p.partition}`, {
+        value: "elsewhere",
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.json.kafka_error_code).toBe(6);
+    }
+
+    // Kafka: every broker names the same controller and the same coordinator for a group.
+    const coordinators = new Set<number>();
+    for (const b of bs) {
+      const c = await RawClient.connect(b.kafkaPort);
+      try {
+        const md = await c.call(3, 1, { topics: [] });
+        expect(md.controllerId).toBe(leaderId);
+        const fc = await c.call(10, 1, { key: "g1", keyType: 0 });
+        expect(fc.errorCode).toBe(0);
+        coordinators.add(Number(fc.nodeId));
+        // A non-leader answers reads with NOT_LEADER_OR_FOLLOWER, so clients go to the leader.
+        const notLed = parts.find((p) => p.leader !== bs.indexOf(b))!;
+        const lo = await c.call(2, 1, {
+          replicaId: -1,
+          topics: [{
+            name: "spread",
+            partitions: [{ partitionIndex: notLed.partition, timestamp: -1 }],
+          }],
+        });
+        expect((lo.topics as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode)
+          .toBe(6);
+      } finally {
+        c.close();
+      }
+    }
+    expect(coordinators.size).toBe(1);
+    const coordinator = [...coordinators][0];
+    const notCoordinator = bs.find((_b, i) => i !== coordinator)!;
+    const c = await RawClient.connect(notCoordinator.kafkaPort);
+    try {
+      const of = await c.call(9, 1, {
+        groupId: "g1",
+        topics: [{ name: "spread", partitionIndexes: [0] }],
+      });
+      expect((of.topics as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode)
+        .toBe(16); // NOT_COORDINATOR
+    } finally {
+      c.close();
+    }
+
+    // A delete through the controller removes every broker's logs; the name starts empty again.
+    expect(bs.every((b) => logDirs(b, "spread").length === 2)).toBe(true);
+    expect((await call(controller, "DELETE", "/topics/spread")).status).toBe(204);
+    await waitFor(
+      "the logs deleted on every broker",
+      5000,
+      async () => bs.every((b) => logDirs(b, "spread").length === 0) ? true : undefined,
+    );
+    const again = await call(controller, "POST", "/topics", { name: "spread", partitions: 6 });
+    expect(again.status).toBe(201);
+    for (const p of again.json.partitions as { partition: number; leader: number }[]) {
+      const r = await waitFor(`the new spread-${p.partition}`, 5000, async () => {
+        const r = await call(
+          bs[p.leader],
+          "GET",
+          `/topics/spread/partitions/${p.partition}/records?offset=0`,
+        );
+        return r.status === 200 ? r : undefined;
+      });
+      expect(r.json.records).toEqual([]);
+    }
+  },
+  90_000,
+);
