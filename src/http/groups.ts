@@ -2,7 +2,9 @@
 // offset, lag), reset the offsets of an inactive group, delete. The groups are the ones Kafka
 // clients join; the member endpoints are in members.ts.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { Broker } from "../broker.ts";
+import { groupCoordinator } from "../core/group-service.ts";
 import { decodeAssignment, type TopicPartitions } from "../groups/index.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./app.ts";
@@ -138,6 +140,24 @@ const err = (d: string) => ({
 });
 
 export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
+  // In a cluster a group lives on one broker (the leader of its __consumer_offsets partition):
+  // elsewhere its routes answer where to go instead of starting a second group of that name.
+  const onlyAtCoordinator = async (c: Context, next: () => Promise<void>) => {
+    const group = c.req.param("group") ?? "";
+    if (group === "" || broker.groups.coordinates(group)) return await next();
+    const id = groupCoordinator(broker.meta, group);
+    const at = broker.meta.listBrokers().find((b) => b.nodeId === id);
+    throw new HttpError(
+      503,
+      50316,
+      `group ${group} is coordinated by broker ${id}${
+        at ? ` at http://${at.host}:${at.httpPort}` : ""
+      }: send its requests there`,
+      ErrorCode.NOT_COORDINATOR,
+    );
+  };
+  app.use("/groups/:group", onlyAtCoordinator);
+  app.use("/groups/:group/*", onlyAtCoordinator);
   on(
     app,
     createRoute({

@@ -144,6 +144,15 @@ test(
       c.close();
     }
 
+    // HTTP group routes too: the coordinator answers, the others say where it is.
+    expect((await call(bs[coordinator], "GET", "/groups/g1")).status).toBe(404);
+    const away = await call(notCoordinator, "GET", "/groups/g1");
+    expect(away.status).toBe(503);
+    expect(away.json.kafka_error_code).toBe(16);
+    expect(String(away.json.message)).toContain(`broker ${coordinator} at http://`);
+    const join = await call(notCoordinator, "POST", "/groups/g1/members", { topics: ["spread"] });
+    expect(join.status).toBe(503);
+
     // A delete through the controller removes every broker's logs; the name starts empty again.
     expect(bs.every((b) => logDirs(b, "spread").length === 2)).toBe(true);
     expect((await call(controller, "DELETE", "/topics/spread")).status).toBe(204);
