@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
 import { ensureIdentity, IdentityError, isValidClusterId } from "../meta/index.ts";
 import { META_PROPERTIES, parseMetaProperties } from "../meta/identity.ts";
 import type { LogEntry, MetadataLog, MetaDb } from "../meta/index.ts";
-import { MetaError } from "../meta/errors.ts";
+import { ErrorCode as MetaErrorCode, type ErrorCodeName, MetaError } from "../meta/errors.ts";
 import { type MetadataRecord, parseRecord } from "../meta/records.ts";
 import { SqliteMetadataStateMachine } from "./metadata-state-machine.ts";
 import { RaftStorageError, SqliteRaftStorage } from "./raft-storage-sqlite.ts";
@@ -28,6 +28,15 @@ import { ClusterNet, splitAddr } from "./transport.ts";
 
 /** Forwards of a leader-only request: joiner → seed → leader, or → stale leader → new leader. */
 const MAX_HOPS = 2;
+/** Metadata writes a broker that is not the leader passes on to it (topic admin). */
+const FORWARDED_RECORDS: ReadonlySet<string> = new Set([
+  "TopicCreated",
+  "TopicDeleted",
+  "PartitionsCreated",
+  "TopicConfigChanged",
+]);
+/** How long a forwarded write waits to be applied here after the leader committed it. */
+const FORWARD_APPLY_TIMEOUT_MS = 10_000;
 
 export class ClusterError extends Error {
   override readonly name = "ClusterError";
@@ -302,11 +311,54 @@ export class ClusterService {
     if (cfg.voters.length === 1 && cfg.voters[0] === this.nodeId) raft.campaignNow();
     if (this.#joining) void this.#becomeMember();
     return {
-      append: (r: MetadataRecord) => raft.append(r).catch((e) => Promise.reject(this.#explain(e))),
+      append: (r: MetadataRecord) => this.#appendRecord(r),
       appliedIndex: () => raft.appliedIndex(),
       read: (from: number, max: number): LogEntry[] => raft.read(from, max),
       close: () => raft.close(),
     };
+  }
+
+  /**
+   * A metadata write: appended here when this broker leads the quorum, else passed to the leader,
+   * which appends it (its apply checks that the record still fits), and awaited until applied
+   * here, so the caller reads its own write. So topics can be created, deleted and changed
+   * through any broker, over HTTP and Kafka (auto-create included).
+   */
+  async #appendRecord(r: MetadataRecord): Promise<number> {
+    const raft = this.#raft!;
+    if (raft.node.role === "leader" || !FORWARDED_RECORDS.has(r.type)) {
+      return await raft.append(r).catch((e) => Promise.reject(this.#explain(e)));
+    }
+    let res: unknown;
+    try {
+      res = await this.#forward("appendRecord", { record: r });
+    } catch (e) {
+      // No leader known, or it did not answer: the caller gets NOT_CONTROLLER, naming the leader.
+      throw this.#explain(new RaftError("not_leader", e instanceof Error ? e.message : String(e)));
+    }
+    const refused = (res as { refused?: { codeName?: unknown; message?: unknown } } | null)
+      ?.refused;
+    if (refused !== undefined) {
+      const name = String(refused.codeName) as ErrorCodeName;
+      throw new MetaError(
+        name in MetaErrorCode ? name : "UNKNOWN_SERVER_ERROR",
+        String(refused.message),
+      );
+    }
+    if (typeof res !== "number" || !Number.isSafeInteger(res) || res <= 0) {
+      throw new MetaError("UNKNOWN_SERVER_ERROR", "bad answer from the metadata leader");
+    }
+    const until = now() + FORWARD_APPLY_TIMEOUT_MS;
+    while (raft.appliedIndex() < res) {
+      if (now() > until || this.#closed) {
+        throw new MetaError(
+          "UNKNOWN_SERVER_ERROR",
+          `the metadata leader committed entry ${res}, but this broker has not applied it yet`,
+        );
+      }
+      await sleep(5);
+    }
+    return res;
   }
 
   /**
@@ -531,6 +583,19 @@ export class ClusterService {
       this.#log.info("learner added", { node: b.nodeId, addr: b.addr });
       return { member: true };
     }
+    if (method === "appendRecord") {
+      const rec = parseRecord(b.record);
+      if (!FORWARDED_RECORDS.has(rec.type)) throw new Error(`${rec.type} is not forwarded`);
+      try {
+        return await raft.append(rec);
+      } catch (e) {
+        // The record does not fit (e.g. the topic exists by now): the caller gets the typed error.
+        if (e instanceof MetaError) {
+          return { refused: { codeName: e.codeName, message: e.message } };
+        }
+        throw e;
+      }
+    }
     if (method === "allocateProducerIds") {
       return await raft.append(parseRecord({ type: "ProducerIdsAllocated", nodeId: b.nodeId }));
     }
@@ -562,6 +627,7 @@ export class ClusterService {
       }
       case "addLearner":
       case "allocateProducerIds":
+      case "appendRecord":
       case "register": {
         if (this.#raft === undefined) throw new Error("not started");
         if (this.#raft.node.role === "leader") return await this.#leaderRequest(method, b);

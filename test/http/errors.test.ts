@@ -209,39 +209,54 @@ async function status(x: RunningBroker): Promise<ClusterStatus | undefined> {
   }
 }
 
-test("a metadata write on a follower answers 503 naming the leader", async () => {
-  // One voter: the second broker joins as a learner and follows broker 0.
-  const args = (id: number) => ["--node-id", String(id), "--voters", "1"];
-  const b0 = await startBrokerProcess({
-    dataDir: tempDir("errors-"),
-    args: args(0),
-    timeoutMs: 30_000,
-  });
-  started.push(b0);
-  const b1 = await startBrokerProcess({
-    dataDir: tempDir("errors-"),
-    args: [...args(1), "--join", b0.clusterAddr],
-    timeoutMs: 30_000,
-  });
-  started.push(b1);
-  let leader = -1;
-  for (let i = 0; i < 400 && leader < 0; i++) {
-    if (i > 0) await Bun.sleep(50);
-    const [s0, s1] = await Promise.all([status(b0), status(b1)]);
-    if (s0 && s1 && s0.quorum.leader >= 0 && s0.quorum.leader === s1.quorum.leader) {
-      leader = s0.quorum.leader;
+test(
+  "a metadata write on a follower goes through the leader; with no leader it answers 503 naming it",
+  async () => {
+    // One voter: the second broker joins as a learner and follows broker 0.
+    const args = (id: number) => ["--node-id", String(id), "--voters", "1"];
+    const b0 = await startBrokerProcess({
+      dataDir: tempDir("errors-"),
+      args: args(0),
+      timeoutMs: 30_000,
+    });
+    started.push(b0);
+    const b1 = await startBrokerProcess({
+      dataDir: tempDir("errors-"),
+      args: [...args(1), "--join", b0.clusterAddr],
+      timeoutMs: 30_000,
+    });
+    started.push(b1);
+    let leader = -1;
+    for (let i = 0; i < 400 && leader < 0; i++) {
+      if (i > 0) await Bun.sleep(50);
+      const [s0, s1] = await Promise.all([status(b0), status(b1)]);
+      if (s0 && s1 && s0.quorum.leader >= 0 && s0.quorum.leader === s1.quorum.leader) {
+        leader = s0.quorum.leader;
+      }
     }
-  }
-  expect(leader).toBeGreaterThanOrEqual(0);
-  const follower = leader === 0 ? b1 : b0;
-  const r = await call(
-    follower.httpUrl,
-    "POST",
-    "/topics",
-    JSON.stringify({ name: "f1", partitions: 1 }),
-  );
-  expect(r.status).toBe(503);
-  expectError(r);
-  expect(r.json.message).toContain(`broker ${leader}`);
-  expect((r.json as { kafka_error_code?: number }).kafka_error_code).toBe(41);
-}, 60_000);
+    expect(leader).toBeGreaterThanOrEqual(0);
+    const follower = leader === 0 ? b1 : b0;
+    const ok = await call(
+      follower.httpUrl,
+      "POST",
+      "/topics",
+      JSON.stringify({ name: "f0", partitions: 1 }),
+    );
+    expect(ok.status).toBe(201);
+    // Applied on the follower before it answered: its own reads see the write at once.
+    expect((await call(follower.httpUrl, "GET", "/topics/f0")).status).toBe(200);
+    // The only voter gone: nobody can commit, and the follower says whom it would need.
+    (leader === 0 ? b0 : b1).kill("SIGKILL");
+    const r = await call(
+      follower.httpUrl,
+      "POST",
+      "/topics",
+      JSON.stringify({ name: "f1", partitions: 1 }),
+    );
+    expect(r.status).toBe(503);
+    expectError(r);
+    expect(r.json.message).toContain(`broker ${leader}`);
+    expect((r.json as { kafka_error_code?: number }).kafka_error_code).toBe(41);
+  },
+  60_000,
+);
