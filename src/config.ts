@@ -238,8 +238,18 @@ export const OPTIONS: OptionSpec[] = [
     key: "defaultReplicationFactor",
     arg: "N",
     default: "1",
-    help: "replication factor of a topic created without one (auto-created or -1)",
-    parse: intIn(1, 32767),
+    help: "replication factor of a topic created without one (auto-created or -1); 1 until " +
+      "partitions are replicated between brokers",
+    parse: (v, name) => {
+      const n = intIn(1, 32767)(v, name);
+      if (n > 1) {
+        throw new ConfigError(
+          `${name}: replication factor ${n} is not supported yet (partitions are not replicated ` +
+            "between brokers); use 1",
+        );
+      }
+      return n;
+    },
   },
   {
     flag: "http-token",

@@ -116,11 +116,13 @@ describe("config", () => {
         "--group-initial-rebalance-delay-ms",
         "0",
       ],
-      { BROKER_DEFAULT_REPLICATION_FACTOR: "3" },
+      { BROKER_DEFAULT_REPLICATION_FACTOR: "1" },
     );
     expect(c.autoCreateTopics).toBe(false);
     expect(c.numPartitions).toBe(6);
-    expect(c.defaultReplicationFactor).toBe(3);
+    expect(c.defaultReplicationFactor).toBe(1);
+    // Above 1 is refused with the reason until partitions are replicated between brokers.
+    expect(() => run(["--default-replication-factor", "3"])).toThrow("not supported yet");
     expect(c.groupInitialRebalanceDelayMs).toBe(0);
     for (
       const bad of [
