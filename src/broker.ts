@@ -152,8 +152,15 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     const partitionsClose = () => partitions.close();
     cleanups.push(partitionsClose);
     await partitions.openAll();
+    // The Kafka handlers and the metadata hook below need the group service, which exists only
+    // after this broker registered.
+    const late: { groups?: GroupService } = {};
     // Topics created, deleted or changed through another broker reach this one's logs too.
-    cluster.onMetadataChanged(() => void partitions.reconcile());
+    cluster.onMetadataChanged((r) => {
+      void partitions.reconcile();
+      // Offsets of a deleted topic go with it (a group coordinated here holds them).
+      if (r?.type === "TopicDeleted") late.groups?.topicDeleted(r.name);
+    });
     void partitions.reconcile(); // what was applied between openAll and the line above
     // Listeners bind before the broker registers, so it registers the ports really bound; they
     // answer 503 until everything behind them is up.
@@ -191,9 +198,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         await server.stop(true);
       }
     });
-    // The Kafka listener binds next to HTTP, before registration, so the real port is
-    // registered; its handlers need the group service, which exists only after registration.
-    const late: { groups?: GroupService } = {};
+    // The Kafka listener binds next to HTTP, before registration, so the real port is registered.
     let kafkaAddr = { host: "", port: 0 };
     // One registry for both front doors: GET /metrics shows Kafka and HTTP traffic together.
     const metrics = new Metrics();

@@ -16,17 +16,20 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
   readonly #db: MetaConn;
 
   /**
-   * @param changed called after a committed record changed the tables or a snapshot replaced
-   *   them, so the broker can bring what it serves in line (open, delete partition logs).
+   * @param changed called after a committed record changed the tables (with the record) or a
+   *   snapshot replaced them (null), so the broker can bring what it serves in line.
    */
-  constructor(db: MetaConn, private readonly changed: () => void = () => {}) {
+  constructor(
+    db: MetaConn,
+    private readonly changed: (record: MetadataRecord | null) => void = () => {},
+  ) {
     this.#db = db;
   }
 
   apply(record: MetadataRecord, index: number, term: number): MetaError | undefined {
     const err = applyOrSkip(this.#db, record, index, term);
     if (err === undefined && record.type !== "NoOp" && record.type !== "ProducerIdsAllocated") {
-      this.changed();
+      this.#notify(record);
     }
     return err;
   }
@@ -45,6 +48,15 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
 
   restore(s: Snapshot): void {
     restoreTables(this.#db, s.data, s.meta.index, s.meta.term);
-    this.changed();
+    this.#notify(null);
+  }
+
+  /** A listener's failure must never stop the log from being applied. */
+  #notify(record: MetadataRecord | null): void {
+    try {
+      this.changed(record);
+    } catch {
+      // the listener logs its own failures
+    }
   }
 }

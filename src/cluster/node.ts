@@ -123,7 +123,7 @@ export class ClusterService {
   /** Ids handed to joiners recently, so two joiners asking here get different ones. */
   readonly #reserved = new Set<number>();
   #db: MetaDb | undefined;
-  #metadataChanged: (() => void) | undefined;
+  #metadataChanged: ((record: MetadataRecord | null) => void) | undefined;
   #raft: RaftMetadataLog | undefined;
   #raftHandler: ((m: unknown) => void) | undefined;
   #swim: SwimNode | undefined;
@@ -256,15 +256,18 @@ export class ClusterService {
     return this.#raft?.node.leader ?? NONE;
   }
 
-  /** Call `fn` whenever committed metadata changed the tables here (any broker's writes). */
-  onMetadataChanged(fn: () => void): void {
+  /**
+   * Call `fn` whenever committed metadata changed the tables here (any broker's writes), with the
+   * record, or null when a snapshot replaced the tables.
+   */
+  onMetadataChanged(fn: (record: MetadataRecord | null) => void): void {
     this.#metadataChanged = fn;
   }
 
   /** The `log` option of MetadataStore.open: the Raft log over this broker's meta.db. */
   metadataLog(db: MetaDb): MetadataLog {
     this.#db = db;
-    const sm = new SqliteMetadataStateMachine(db, () => this.#metadataChanged?.());
+    const sm = new SqliteMetadataStateMachine(db, (r) => this.#metadataChanged?.(r));
     let state: PersistedState;
     if (!this.#storage.isEmpty()) {
       state = this.#storage.load();

@@ -113,8 +113,23 @@ export class GroupService {
       groups: this.coordinator.listGroups().length,
       ms: Math.round(performance.now() - started),
     });
+    // Topics deleted while this broker was down: their offsets go now.
+    const gone = new Set<string>();
+    for (const g of this.coordinator.listGroups()) {
+      for (const t of this.coordinator.fetchOffsets(g.groupId, null).topics) {
+        if (this.meta.getTopic(t.name) === undefined) gone.add(t.name);
+      }
+    }
+    for (const topic of gone) this.topicDeleted(topic);
     this.#schedule();
     this.compactor.start();
+  }
+
+  /** A topic was deleted (here or through another broker): drop the groups' offsets of it. */
+  topicDeleted(topic: string): void {
+    if (this.#stopped || topic === OFFSETS_TOPIC) return;
+    this.#run(this.coordinator.handle({ type: "topicDeleted", topic }, this.#now()));
+    this.#schedule();
   }
 
   #readAll(partition: number): { encoded: EncodedRecord; decoded: OffsetsRecord }[] {

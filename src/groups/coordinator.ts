@@ -16,6 +16,7 @@ import {
 } from "./membership.ts";
 import {
   completeCommit,
+  deleteTopicOffsets,
   expireOffsets,
   fetchOffsets,
   handleDeleteGroups,
@@ -112,6 +113,9 @@ export class GroupCoordinator {
       }
       case "tick":
         this.tick(ctx);
+        break;
+      case "topicDeleted":
+        deleteTopicOffsets(ctx, this.groups, input.topic);
         break;
     }
     return ctx.out;

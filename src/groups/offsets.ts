@@ -255,6 +255,27 @@ export function expireOffsets(ctx: Ctx, groups: Map<string, Group>, g: Group): v
   }
 }
 
+/**
+ * Drop every group's committed offsets of a deleted topic, with tombstones in __consumer_offsets,
+ * so a topic created again under the name is read from its start, not from the old positions.
+ */
+export function deleteTopicOffsets(ctx: Ctx, groups: Map<string, Group>, topic: string): void {
+  for (const g of groups.values()) {
+    const parts = g.offsets.get(topic);
+    if (parts === undefined || parts.size === 0) continue;
+    const records: OffsetsRecord[] = [...parts.keys()].map((partition) => ({
+      type: "offset",
+      group: g.groupId,
+      topic,
+      partition,
+      value: null,
+    }));
+    g.offsets.delete(topic);
+    ctx.append(g.groupId, records);
+    ctx.event({ kind: "offsetsDeleted", groupId: g.groupId, topic, count: records.length });
+  }
+}
+
 export function handleDeleteGroups(
   ctx: Ctx,
   groups: Map<string, Group>,

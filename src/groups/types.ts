@@ -127,6 +127,12 @@ export interface TickInput {
   type: "tick";
 }
 
+/** A topic was deleted: its committed offsets go too, as in Kafka (a new topic of that name starts fresh). */
+export interface TopicDeletedInput {
+  type: "topicDeleted";
+  topic: string;
+}
+
 /** The connection that sent these requests closed: their responses can no longer be delivered. */
 export interface DisconnectedInput {
   type: "disconnected";
@@ -148,6 +154,7 @@ export type CoordinatorInput =
   | OffsetCommitInput
   | DeleteGroupsInput
   | TickInput
+  | TopicDeletedInput
   | DisconnectedInput
   | AppendDoneInput;
 
@@ -236,6 +243,7 @@ export type GroupEvent =
     fallback: boolean;
   }
   | { kind: "offsetsExpired"; groupId: string; count: number }
+  | { kind: "offsetsDeleted"; groupId: string; topic: string; count: number }
   | { kind: "groupRemoved"; groupId: string; reason: "deleted" | "expired" }
   | { kind: "recordSkipped"; reason: string };
 

@@ -260,6 +260,28 @@ describe("DeleteGroups, ListGroups, DescribeGroups", () => {
     expect(h.c.listGroups().map((g) => g.groupId)).toEqual(["g"]);
   });
 
+  test("a deleted topic's offsets go, with tombstones, in every group; other topics stay", () => {
+    const h = new Harness();
+    stableMember(h);
+    h.commit({ group: "other", offsets: [{ topic: "t1", partition: 0, offset: 7 }] });
+    h.commit({
+      group: "simple",
+      offsets: [{ topic: "t1", partition: 0, offset: 5 }, { topic: "t2", partition: 1, offset: 6 }],
+    });
+    const before = h.appends.length;
+    h.send({ type: "topicDeleted", topic: "t1" });
+    const recs = h.appends.slice(before).flatMap((a) => a.records.map((x) => x.record));
+    expect(recs).toEqual([
+      { type: "offset", group: "other", topic: "t1", partition: 0, value: null },
+      { type: "offset", group: "simple", topic: "t1", partition: 0, value: null },
+    ]);
+    expect(fetched(h, "other", "t1", 0).offset).toBe(-1);
+    expect(fetched(h, "simple", "t1", 0).offset).toBe(-1);
+    expect(fetched(h, "simple", "t2", 1).offset).toBe(6);
+    // The groups themselves stay.
+    expect(h.c.listGroups().map((g) => g.groupId).sort()).toEqual(["g", "other", "simple"]);
+  });
+
   test("list with a state filter; describe members only with Stable metadata", () => {
     const h = new Harness();
     const m = stableMember(h);
