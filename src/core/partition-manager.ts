@@ -162,7 +162,15 @@ export class PartitionManager {
       });
       await this.#dropLog(st.topic, st.partition);
     }
-    for (const t of topics) await this.syncTopic(t);
+    for (const t of topics) {
+      try {
+        await this.syncTopic(t);
+      } catch (e) {
+        // Deleted since the list was read (records applied meanwhile): the next run drops it.
+        if (this.meta.getTopic(t.name)?.topicId === t.topicId) throw e;
+        this.#reconcileAgain = true;
+      }
+    }
   }
 
   async #dropLog(topic: string, partition: number): Promise<void> {
@@ -289,16 +297,22 @@ export class PartitionManager {
       : UNKNOWN_TOPIC_OR_PARTITION;
   }
 
+  /** The partition's leader as this broker knows it (-1 when unknown). */
+  leaderOf(topic: string, partition: number): number {
+    return this.#parts.get(key(topic, partition))?.leader ??
+      this.meta.getTopic(topic)?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+  }
+
   #notLeader(topic: string, partition: number): BrokerError {
     const code = this.leaderError(topic, partition);
     if (code !== NOT_LEADER_OR_FOLLOWER) {
       return new BrokerError(code, `unknown topic or partition ${topic}-${partition}`);
     }
-    const leader = this.#parts.get(key(topic, partition))?.leader ??
-      this.meta.getTopic(topic)?.partitions.find((p) => p.partition === partition)?.leader;
     return new BrokerError(
       code,
-      `broker ${this.nodeId} is not the leader of ${topic}-${partition}: broker ${leader} is`,
+      `broker ${this.nodeId} is not the leader of ${topic}-${partition}: broker ${
+        this.leaderOf(topic, partition)
+      } is`,
     );
   }
 

@@ -26,7 +26,7 @@ import {
   z,
 } from "./schemas.ts";
 import { assignmentOf } from "./groups.ts";
-import { collect, recordBytes, renderRecord, resolveFrom } from "./render.ts";
+import { collect, recordBytes, renderRecord, requireLedHere, resolveFrom } from "./render.ts";
 import { clientSignal, MAX_WAIT_MS } from "./read.ts";
 import { OffsetOutOfRangeError } from "../storage/index.ts";
 
@@ -263,6 +263,7 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing }: Htt
         group,
         assigned.map((a) => ({ name: a.topic, partitions: a.partitions })),
       );
+      for (const a of assigned) requireLedHere(broker, a.topic, a.partitions);
       const pos: Positions = new Map();
       const slots: { topic: string; partition: number }[] = [];
       for (const t of committed.topics) {

@@ -12,6 +12,8 @@ import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError, topicNotFound } from "./errors.ts";
+import { ErrorCode } from "../protocol/kafka/index.ts";
+import { leaderUrl } from "./render.ts";
 
 /** REST Proxy's "partition not found" (40402), as the group offset routes answer it. */
 const partitionNotFound = (message: string) => new HttpError(404, 40402, message, 3);
@@ -291,9 +293,15 @@ export function createProducer(broker: Broker, metrics: Metrics) {
     if (fixed !== undefined && fixed >= n) {
       throw partitionNotFound(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
     }
-    // Keyless records go to one partition per request (like Kafka's sticky partitioner), rotating.
-    const sticky = spread++ % n;
+    // Keyless records go to one partition per request (like Kafka's sticky partitioner), rotating
+    // over the partitions this broker leads (in a cluster the others are written elsewhere).
+    let sticky = spread++ % n;
     spread %= 1 << 30;
+    if (broker.partitions.leaderError(topic, sticky) !== 0) {
+      const mine: number[] = [];
+      for (let p = 0; p < n; p++) if (broker.partitions.leaderError(topic, p) === 0) mine.push(p);
+      sticky = mine.length > 0 ? mine[spread % mine.length] : -1;
+    }
     const target = new Array<number>(records.length);
     let bytes = 0;
     let only = -1; // the one partition of the request, or -2 when several
@@ -309,10 +317,21 @@ export function createProducer(broker: Broker, metrics: Metrics) {
         }
         p = explicit;
       } else if (r.input.key) p = partitionForKey(r.input.key, n);
-      else p = sticky;
+      else if (sticky >= 0) p = sticky;
+      else throw notLedHere(topic, `no partition of topic ${topic} is led by this broker`);
       target[i] = p;
       only = only === -1 || only === p ? p : -2;
       bytes += (r.input.key?.length ?? 0) + (r.input.value?.length ?? 0);
+    }
+    // Every partition of the request is led here, or nothing is written: a partial write with an
+    // error would be written twice by the client's retry.
+    for (const p of only >= 0 ? [only] : new Set(target)) {
+      if (broker.partitions.leaderError(topic, p) === 0) continue;
+      const leader = broker.partitions.leaderOf(topic, p);
+      throw notLedHere(
+        topic,
+        `partition ${topic}-${p} is led by broker ${leader}${leaderUrl(broker, leader)}`,
+      );
     }
     const offsets = new Array<number>(records.length);
     if (only >= 0) {
@@ -440,5 +459,15 @@ export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
       },
     }),
     (c) => v2(c, Number(c.req.param("partition"))),
+  );
+}
+
+/** A produce this broker cannot write: 503 NOT_LEADER_OR_FOLLOWER, naming where to send it. */
+function notLedHere(topic: string, why: string): HttpError {
+  return new HttpError(
+    503,
+    50306,
+    `${why}: send records for it to that broker (topic ${topic})`,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER,
   );
 }

@@ -150,6 +150,37 @@ export function recordBytes(r: KafkaRecord): number {
   return (r.key?.length ?? 0) + (r.value?.length ?? 0);
 }
 
+/** " at http://host:port" for a registered broker, else "". */
+export function leaderUrl(broker: Broker, nodeId: number): string {
+  const b = broker.meta.listBrokers().find((x) => x.nodeId === nodeId);
+  return b ? ` at http://${b.host}:${b.httpPort}` : "";
+}
+
+/**
+ * Throws 503 (NOT_LEADER_OR_FOLLOWER) when some of these partitions are led by other brokers:
+ * reads over several partitions (a whole topic, a group member's assignment) are served only by a
+ * broker that leads all of them, rather than quietly returning part of the records.
+ */
+export function requireLedHere(broker: Broker, topic: string, partitions: Iterable<number>): void {
+  const away = new Map<number, number[]>();
+  for (const p of partitions) {
+    if (broker.partitions.leaderError(topic, p) === 0) continue;
+    const leader = broker.partitions.leaderOf(topic, p);
+    away.set(leader, [...(away.get(leader) ?? []), p]);
+  }
+  if (away.size === 0) return;
+  const where = [...away].map(([b, ps]) =>
+    `partition${ps.length > 1 ? "s" : ""} ${ps.join(", ")} on broker ${b}${leaderUrl(broker, b)}`
+  ).join("; ");
+  throw new HttpError(
+    503,
+    50306,
+    `this broker does not lead all of topic ${topic}: ${where}. Read those partitions from their ` +
+      "leaders (GET /topics/{topic}/partitions/{partition}/records), or consume with a Kafka client",
+    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  );
+}
+
 /**
  * The partition's local state, or the 404 a user can act on: no such topic (40403), no such
  * partition with the topic's count (40402), or not hosted by this broker (40402, naming the leader).
@@ -167,14 +198,12 @@ export function hostedPartition(broker: Broker, topic: string, partition: number
       ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     );
   }
-  const leader = broker.meta.listBrokers().find((b) => b.nodeId === p.leader);
-  const where = leader
-    ? `its leader, broker ${p.leader} at http://${leader.host}:${leader.httpPort}`
-    : `broker ${p.leader}`;
   throw new HttpError(
     404,
     40402,
-    `partition ${topic}-${partition} is not on this broker: ask ${where}`,
+    `partition ${topic}-${partition} is not on this broker: ask its leader, broker ${p.leader}${
+      leaderUrl(broker, p.leader)
+    }`,
     ErrorCode.NOT_LEADER_OR_FOLLOWER,
   );
 }

@@ -8,7 +8,14 @@ import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, topicNotFound } from "./errors.ts";
 import { commonErrors, Format, intQuery, RecordOut, TopicParams, valid, z } from "./schemas.ts";
-import { collect, type Format as Fmt, recordBytes, renderRecord, resolveFrom } from "./render.ts";
+import {
+  collect,
+  type Format as Fmt,
+  recordBytes,
+  renderRecord,
+  requireLedHere,
+  resolveFrom,
+} from "./render.ts";
 import { CorruptLogError, OffsetOutOfRangeError, StorageError } from "../storage/index.ts";
 import { reportDamage } from "../core/damage-log.ts";
 
@@ -60,6 +67,7 @@ class Cursor {
   refresh(): boolean {
     const t = this.broker.meta.getTopic(this.topic);
     if (!t) return false;
+    requireLedHere(this.broker, this.topic, t.partitions.map((p) => p.partition));
     for (const p of t.partitions) {
       if (this.next.has(p.partition) || !this.broker.partitions.has(this.topic, p.partition)) {
         continue;

@@ -104,6 +104,36 @@ test(
       expect(refused.json.kafka_error_code).toBe(6);
     }
 
+    // Keyless records go to a partition the receiving broker leads, on every broker.
+    for (const b of bs) {
+      for (let i = 0; i < 3; i++) {
+        const r = await call(b, "POST", "/topics/spread/records", { value: `k${i}` });
+        expect(r.status).toBe(200);
+        const p = (r.json.offsets as { partition: number }[])[0].partition;
+        expect(parts.find((x) => x.partition === p)!.leader).toBe(bs.indexOf(b));
+      }
+    }
+    // A request spanning a partition led elsewhere writes nothing (a retry would duplicate).
+    const local = parts.find((p) => p.leader === 0)!.partition;
+    const remote = parts.find((p) => p.leader !== 0)!.partition;
+    const hw = async () =>
+      ((await call(b0, "GET", "/topics/spread")).json.partitions as {
+        partition: number;
+        high_watermark: number;
+      }[]).find((p) => p.partition === local)!.high_watermark;
+    const before = await hw();
+    const mixed = await call(b0, "POST", "/topics/spread/records", [
+      { value: "here", partition: local },
+      { value: "there", partition: remote },
+    ]);
+    expect(mixed.status).toBe(503);
+    expect(String(mixed.json.message)).toContain("at http://");
+    expect(await hw()).toBe(before);
+    // A whole-topic read says where the other partitions are instead of returning part of them.
+    const whole = await call(b0, "GET", "/topics/spread/records?from=earliest");
+    expect(whole.status).toBe(503);
+    expect(String(whole.json.message)).toContain("does not lead all of topic spread");
+
     // Kafka: every broker names the same controller and the same coordinator for a group.
     const coordinators = new Set<number>();
     for (const b of bs) {
