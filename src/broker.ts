@@ -126,6 +126,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         defaultReplicationFactor: cfg.defaultReplicationFactor,
         // Until partitions are replicated between brokers (docs/cluster.md).
         maxReplicationFactor: 1,
+        isDown: (id) => cluster.memberDown(id),
       });
     } catch (e) {
       throw new StartupError(`cannot open metadata in ${cfg.dataDir}: ${(e as Error).message}`);

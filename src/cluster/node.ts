@@ -251,6 +251,16 @@ export class ClusterService {
     return this.#net.port;
   }
 
+  /**
+   * Whether gossip counts the broker out (dead or left). Placement skips such brokers, so a new
+   * topic gets no partitions on a broker that is down; unknown ids (gossip not caught up) count in.
+   */
+  memberDown(nodeId: number): boolean {
+    if (nodeId === this.nodeId) return false;
+    const state = this.#swim?.member(nodeId)?.state;
+    return state === "dead" || state === "left";
+  }
+
   /** The metadata quorum's leader (the controller Kafka clients are told), or -1 if unknown. */
   controllerId(): number {
     return this.#raft?.node.leader ?? NONE;

@@ -42,6 +42,8 @@ export interface StoreOptions {
    * between brokers, so no topic claims copies that do not exist. Default: no limit.
    */
   maxReplicationFactor?: number;
+  /** Brokers gossip reports down; placement leaves them out (fencing is not built yet). */
+  isDown?: (nodeId: number) => boolean;
   /** Upper bound on partitions per topic, against hostile requests. Default 10000. */
   maxPartitionsPerTopic?: number;
   /** The metadata log; default LocalMetadataLog on the same database. */
@@ -111,6 +113,7 @@ export class MetadataStore {
   readonly #numPartitions: number;
   readonly #defaultRf: number;
   readonly #maxRf: number;
+  readonly #isDown: (nodeId: number) => boolean;
   readonly #maxPartitions: number;
   readonly #now: () => number;
   #lock: Promise<unknown> = Promise.resolve();
@@ -130,6 +133,7 @@ export class MetadataStore {
     this.#numPartitions = opts.numPartitions ?? 1;
     this.#defaultRf = opts.defaultReplicationFactor ?? 1;
     this.#maxRf = opts.maxReplicationFactor ?? 32767;
+    this.#isDown = opts.isDown ?? (() => false);
     if (this.#defaultRf > this.#maxRf) {
       throw new MetaError("INVALID_REPLICATION_FACTOR", replicationRefusal(this.#defaultRf));
     }
@@ -251,7 +255,8 @@ export class MetadataStore {
 
   #liveBrokers(): number[] {
     return this.db.select({ id: s.brokers.nodeId }).from(s.brokers)
-      .where(eq(s.brokers.fenced, false)).orderBy(asc(s.brokers.nodeId)).all().map((b) => b.id);
+      .where(eq(s.brokers.fenced, false)).orderBy(asc(s.brokers.nodeId)).all().map((b) => b.id)
+      .filter((id) => !this.#isDown(id));
   }
 
   /** Round-robin placement over live brokers, leaders spread by a rotating start. */

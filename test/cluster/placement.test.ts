@@ -204,6 +204,21 @@ test(
       });
       expect(r.json.records).toEqual([]);
     }
+
+    // A broker gossip declares dead gets no partitions of a new topic.
+    const down = bs.find((b) => b !== controller)!;
+    const downId = bs.indexOf(down);
+    down.kill("SIGKILL");
+    await waitFor("gossip declares the killed broker dead", 30_000, async () => {
+      const r = await call(controller, "GET", "/cluster");
+      const m = (r.json.members as { id: number; state: string }[]).find((x) => x.id === downId);
+      return m?.state === "dead" ? true : undefined;
+    });
+    const later = await call(controller, "POST", "/topics", { name: "later", partitions: 4 });
+    expect(later.status).toBe(201);
+    const leaders = (later.json.partitions as { leader: number }[]).map((p) => p.leader);
+    expect(leaders).not.toContain(downId);
+    expect(new Set(leaders).size).toBe(2);
   },
   90_000,
 );
