@@ -156,6 +156,17 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     // The Kafka handlers and the metadata hook below need the group service, which exists only
     // after this broker registered.
     const late: { groups?: GroupService } = {};
+    cluster.onPartitionStats((topic, ps) =>
+      ps.filter((p) => partitions.leaderError(topic, p) === 0).map((p) => {
+        const log = partitions.partition(topic, p).log;
+        return {
+          partition: p,
+          logStartOffset: log.logStartOffset(),
+          highWatermark: partitions.highWatermark(topic, p),
+          sizeBytes: log.sizeBytes(),
+        };
+      })
+    );
     // Topics created, deleted or changed through another broker reach this one's logs too.
     cluster.onMetadataChanged((r) => {
       void partitions.reconcile();

@@ -38,6 +38,22 @@ const FORWARDED_RECORDS: ReadonlySet<string> = new Set([
 /** How long a forwarded write waits to be applied here after the leader committed it. */
 const FORWARD_APPLY_TIMEOUT_MS = 10_000;
 
+/** What a partition's leader tells other brokers about it. */
+export interface PartitionStats {
+  partition: number;
+  logStartOffset: number;
+  highWatermark: number;
+  sizeBytes: number;
+}
+
+function isPartitionStats(v: unknown): v is PartitionStats {
+  const o = v as Record<string, unknown> | null;
+  return o !== null && typeof o === "object" &&
+    ["partition", "logStartOffset", "highWatermark", "sizeBytes"].every((k) =>
+      Number.isSafeInteger(o[k])
+    );
+}
+
 export class ClusterError extends Error {
   override readonly name = "ClusterError";
   readonly userFacing = true;
@@ -124,6 +140,7 @@ export class ClusterService {
   readonly #reserved = new Set<number>();
   #db: MetaDb | undefined;
   #metadataChanged: ((record: MetadataRecord | null) => void) | undefined;
+  #statsProvider: ((topic: string, partitions: number[]) => PartitionStats[]) | undefined;
   #raft: RaftMetadataLog | undefined;
   #raftHandler: ((m: unknown) => void) | undefined;
   #swim: SwimNode | undefined;
@@ -259,6 +276,27 @@ export class ClusterService {
     if (nodeId === this.nodeId) return false;
     const state = this.#swim?.member(nodeId)?.state;
     return state === "dead" || state === "left";
+  }
+
+  /** Serves other brokers' questions about the partitions this one leads (offsets, size). */
+  onPartitionStats(fn: (topic: string, partitions: number[]) => PartitionStats[]): void {
+    this.#statsProvider = fn;
+  }
+
+  /**
+   * Offsets and size of partitions led by `nodeId` (this broker or, over the cluster port,
+   * another): for views that list a whole topic or group. Empty when it does not answer in 1 s.
+   */
+  async partitionStats(nodeId: number, topic: string, partitions: number[]) {
+    if (nodeId === this.nodeId) return this.#statsProvider?.(topic, partitions) ?? [];
+    const addr = this.#peerAddr(nodeId);
+    if (addr === undefined || partitions.length === 0) return [];
+    try {
+      const r = await this.#net.request(addr, "partitionStats", { topic, partitions }, 1000);
+      return Array.isArray(r) ? (r as unknown[]).filter(isPartitionStats) : [];
+    } catch {
+      return [];
+    }
   }
 
   /** The metadata quorum's leader (the controller Kafka clients are told), or -1 if unknown. */
@@ -650,6 +688,14 @@ export class ClusterService {
       }
       case "status":
         return this.status();
+      case "partitionStats": {
+        const ps = b.partitions;
+        if (
+          typeof b.topic !== "string" || b.topic.length > 249 || !Array.isArray(ps) ||
+          ps.length > 100_000 || !ps.every((p) => Number.isSafeInteger(p) && p >= 0)
+        ) throw new Error("bad partitionStats request");
+        return this.#statsProvider?.(b.topic, ps as number[]) ?? [];
+      }
       case "linearizableRead": {
         // For operators and tests: a read-index barrier, reported with the role that served it.
         if (this.#raft === undefined) throw new Error("not started");

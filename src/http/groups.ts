@@ -10,7 +10,8 @@ import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError, kafkaError, notFound, topicNotFound } from "./errors.ts";
 import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
-import { offsetForTime } from "./render.ts";
+import { offsetForTime, remotePartitionStats } from "./render.ts";
+import type { PartitionStats } from "../cluster/node.ts";
 
 export interface GroupOffsetRow {
   topic: string;
@@ -21,17 +22,29 @@ export interface GroupOffsetRow {
   metadata: string | null;
 }
 
-function endOffset(broker: Broker, topic: string, partition: number): number | null {
+/** End offsets of partitions led elsewhere, by topic (see remotePartitionStats). */
+type RemoteEnds = Map<string, Map<number, PartitionStats>>;
+
+function endOffset(
+  broker: Broker,
+  topic: string,
+  partition: number,
+  remote: RemoteEnds,
+): number | null {
   return broker.partitions.has(topic, partition)
     ? broker.partitions.highWatermark(topic, partition)
-    : null;
+    : remote.get(topic)?.get(partition)?.highWatermark ?? null;
 }
 
-/** Committed offsets of a group (plus partitions assigned but not yet committed) with lag. */
+/**
+ * Committed offsets of a group (plus partitions assigned but not yet committed) with lag. End
+ * offsets of partitions led by other brokers come from `remote` (null when not given).
+ */
 export function groupOffsets(
   broker: Broker,
   groupId: string,
   assigned: TopicPartitions[] = [],
+  remote: RemoteEnds = new Map(),
 ): GroupOffsetRow[] {
   const rows = new Map<string, GroupOffsetRow>();
   const add = (
@@ -40,7 +53,7 @@ export function groupOffsets(
     committed: number | null,
     metadata: string | null,
   ) => {
-    const end = endOffset(broker, topic, partition);
+    const end = endOffset(broker, topic, partition, remote);
     rows.set(`${topic}\u0000${partition}`, {
       topic,
       partition,
@@ -68,7 +81,26 @@ export function assignmentOf(bytes: Uint8Array): TopicPartitions[] {
   return a.ok ? a.value.assignedPartitions : [];
 }
 
-export function describeGroup(broker: Broker, groupId: string) {
+/** The same rows, with the end offsets of partitions led by other brokers asked of them. */
+async function groupOffsetsEverywhere(
+  broker: Broker,
+  groupId: string,
+  assigned: TopicPartitions[],
+): Promise<GroupOffsetRow[]> {
+  const local = groupOffsets(broker, groupId, assigned);
+  const wanted = new Map<string, number[]>();
+  for (const r of local) {
+    if (r.end_offset === null) wanted.set(r.topic, [...(wanted.get(r.topic) ?? []), r.partition]);
+  }
+  if (wanted.size === 0) return local;
+  const remote: RemoteEnds = new Map();
+  await Promise.all(
+    [...wanted].map(async ([t, ps]) => remote.set(t, await remotePartitionStats(broker, t, ps))),
+  );
+  return groupOffsets(broker, groupId, assigned, remote);
+}
+
+export async function describeGroup(broker: Broker, groupId: string) {
   const d = broker.groups.coordinator.describeGroup(groupId);
   const members = d.members.map((m) => ({
     member_id: m.memberId,
@@ -77,7 +109,11 @@ export function describeGroup(broker: Broker, groupId: string) {
     client_host: m.clientHost,
     assignment: assignmentOf(m.assignment),
   }));
-  const offsets = groupOffsets(broker, groupId, members.flatMap((m) => m.assignment));
+  const offsets = await groupOffsetsEverywhere(
+    broker,
+    groupId,
+    members.flatMap((m) => m.assignment),
+  );
   if (d.state === "Dead" && offsets.length === 0) return undefined;
   return {
     group_id: groupId,
@@ -196,9 +232,9 @@ export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
       request: { params: GroupParams },
       responses: { 200: jsonOk(GroupDescription), ...commonErrors },
     }),
-    (c) => {
+    async (c) => {
       const { group } = valid(c, "param", GroupParams);
-      const d = describeGroup(broker, group);
+      const d = await describeGroup(broker, group);
       if (!d) throw notFound(`group ${group} not found`, 40404);
       return c.json(d);
     },

@@ -1,5 +1,6 @@
 // How stored records are shown over HTTP, and the one loop that turns log bytes into records.
 import type { Broker } from "../broker.ts";
+import type { PartitionStats } from "../cluster/node.ts";
 import {
   ATTR_CONTROL,
   BATCH_HEADER_SIZE,
@@ -148,6 +149,30 @@ export function collect(
 
 export function recordBytes(r: KafkaRecord): number {
   return (r.key?.length ?? 0) + (r.value?.length ?? 0);
+}
+
+/**
+ * Offsets and size of the partitions of `topic` that other brokers lead, asked of those brokers
+ * (in parallel, 1 s each): a whole-topic or group view on any broker shows every partition.
+ */
+export async function remotePartitionStats(
+  broker: Broker,
+  topic: string,
+  partitions: Iterable<number>,
+): Promise<Map<number, PartitionStats>> {
+  const byLeader = new Map<number, number[]>();
+  for (const p of partitions) {
+    if (broker.partitions.has(topic, p)) continue;
+    const leader = broker.partitions.leaderOf(topic, p);
+    if (leader < 0) continue;
+    byLeader.set(leader, [...(byLeader.get(leader) ?? []), p]);
+  }
+  const out = new Map<number, PartitionStats>();
+  const answers = await Promise.all(
+    [...byLeader].map(([leader, ps]) => broker.cluster.partitionStats(leader, topic, ps)),
+  );
+  for (const list of answers) for (const st of list) out.set(st.partition, st);
+  return out;
 }
 
 /** " at http://host:port" for a registered broker, else "". */

@@ -4,11 +4,13 @@ import type { Broker } from "../broker.ts";
 import { type HttpContext, on } from "./app.ts";
 import { topicNotFound } from "./errors.ts";
 import { INTERNAL_TOPIC_CONFIGS } from "../meta/topic-configs.ts";
+import { remotePartitionStats } from "./render.ts";
 import { commonErrors, ErrorSchema, jsonOk, TopicParams, valid, z } from "./schemas.ts";
 
-export function describeTopic(broker: Broker, name: string) {
+export async function describeTopic(broker: Broker, name: string) {
   const t = broker.meta.getTopic(name);
   if (!t) return undefined;
+  const remote = await remotePartitionStats(broker, t.name, t.partitions.map((p) => p.partition));
   return {
     name: t.name,
     topic_id: t.topicId,
@@ -25,9 +27,12 @@ export function describeTopic(broker: Broker, name: string) {
         leader_epoch: p.leaderEpoch,
         replicas: p.replicas,
         isr: p.isr,
-        log_start_offset: open?.log.logStartOffset() ?? null,
-        high_watermark: open ? broker.partitions.highWatermark(t.name, p.partition) : null,
-        size_bytes: open?.log.sizeBytes() ?? null,
+        log_start_offset: open?.log.logStartOffset() ?? remote.get(p.partition)?.logStartOffset ??
+          null,
+        high_watermark: open
+          ? broker.partitions.highWatermark(t.name, p.partition)
+          : remote.get(p.partition)?.highWatermark ?? null,
+        size_bytes: open?.log.sizeBytes() ?? remote.get(p.partition)?.sizeBytes ?? null,
       };
     }),
   };
@@ -97,10 +102,13 @@ const err = (d: string) => ({
 });
 
 export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
-  const existing = (name: string) => {
-    const d = describeTopic(broker, name);
+  const existing = async (name: string) => {
+    const d = await describeTopic(broker, name);
     if (!d) throw topicNotFound(name);
     return d;
+  };
+  const mustExist = (name: string) => {
+    if (!broker.meta.getTopic(name)) throw topicNotFound(name);
   };
 
   on(
@@ -161,7 +169,7 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
         validateOnly,
       );
       if (validateOnly) return c.json({ name: body.name, validated: true });
-      return c.json(existing(body.name), 201);
+      return c.json(await existing(body.name), 201);
     },
   );
 
@@ -176,7 +184,7 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
       request: { params: TopicParams },
       responses: { 200: jsonOk(TopicDescription), ...commonErrors },
     }),
-    (c) => c.json(existing(valid(c, "param", TopicParams).topic)),
+    async (c) => c.json(await existing(valid(c, "param", TopicParams).topic)),
   );
 
   on(
@@ -215,7 +223,7 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
     }),
     (c) => {
       const { topic } = valid(c, "param", TopicParams);
-      existing(topic);
+      mustExist(topic);
       return c.json(
         broker.meta.describeTopicConfigs(topic).map((d) => ({
           name: d.name,
@@ -244,7 +252,7 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
     async (c) => {
       const { topic } = valid(c, "param", TopicParams);
       const body = valid(c, "json", AlterConfigs) as Record<string, unknown>;
-      existing(topic);
+      mustExist(topic);
       let set: Record<string, string> = {};
       let del: string[] = [];
       if ("set" in body || "delete" in body) {
@@ -262,7 +270,7 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
         del,
         c.req.query("validate_only") === "true",
       );
-      return c.json(existing(topic));
+      return c.json(await existing(topic));
     },
   );
 
@@ -286,13 +294,13 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
     async (c) => {
       const { topic } = valid(c, "param", TopicParams);
       const { count } = valid(c, "json", AddPartitions);
-      existing(topic);
+      mustExist(topic);
       await broker.partitions.createPartitions(
         topic,
         count,
         c.req.query("validate_only") === "true",
       );
-      return c.json(existing(topic));
+      return c.json(await existing(topic));
     },
   );
 }

@@ -113,6 +113,13 @@ test(
         expect(parts.find((x) => x.partition === p)!.leader).toBe(bs.indexOf(b));
       }
     }
+    // Topic and group views on any broker show every partition's offsets, asked of its leader.
+    const described = (await call(b1, "GET", "/topics/spread")).json.partitions as {
+      high_watermark: number | null;
+    }[];
+    expect(described.every((p) => typeof p.high_watermark === "number")).toBe(true);
+    expect(described.reduce((n, p) => n + p.high_watermark!, 0)).toBe(6 + 9);
+
     // A request spanning a partition led elsewhere writes nothing (a retry would duplicate).
     const local = parts.find((p) => p.leader === 0)!.partition;
     const remote = parts.find((p) => p.leader !== 0)!.partition;
@@ -162,6 +169,32 @@ test(
     expect(coordinators.size).toBe(1);
     const coordinator = [...coordinators][0];
     const notCoordinator = bs.find((_b, i) => i !== coordinator)!;
+    const cc = await RawClient.connect(bs[coordinator].kafkaPort);
+    try {
+      const commit = await cc.call(8, 2, {
+        groupId: "gl",
+        generationIdOrMemberEpoch: -1,
+        memberId: "",
+        retentionTimeMs: -1,
+        topics: [{
+          name: "spread",
+          partitions: parts.map((p) => ({
+            partitionIndex: p.partition,
+            committedOffset: 1,
+            committedMetadata: null,
+          })),
+        }],
+      });
+      const errs = (commit.topics as { partitions: { errorCode: number }[] }[])[0].partitions;
+      expect(errs.every((e) => e.errorCode === 0)).toBe(true);
+    } finally {
+      cc.close();
+    }
+    const gl = (await call(bs[coordinator], "GET", "/groups/gl")).json;
+    const rows = gl.offsets as { end_offset: number | null; lag: number | null }[];
+    expect(rows.length).toBe(6);
+    expect(rows.every((r) => typeof r.end_offset === "number")).toBe(true);
+    expect(gl.lag).toBe(6 + 9 - 6);
     const c = await RawClient.connect(notCoordinator.kafkaPort);
     try {
       const of = await c.call(9, 1, {
