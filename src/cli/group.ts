@@ -21,7 +21,7 @@ interface GroupDesc {
     end_offset: number | null;
     lag: number | null;
   }[];
-  lag: number;
+  lag: number | null;
 }
 
 export const groupCommands: Command[] = [
@@ -57,7 +57,7 @@ export const groupCommands: Command[] = [
       out(
         `group ${d.group_id}: ${d.state}, generation ${d.generation_id}, protocol ${
           d.protocol || "-"
-        }, total lag ${d.lag}\n`,
+        }, total lag ${d.lag ?? "unknown (a partition's leader did not answer)"}\n`,
       );
       const owner = new Map<string, string>();
       for (const m of d.members) {

@@ -124,7 +124,9 @@ export async function describeGroup(broker: Broker, groupId: string) {
     leader: d.leader,
     members,
     offsets,
-    lag: offsets.reduce((n, o) => n + (o.lag ?? 0), 0),
+    // Unknown (null) when a partition's end offset could not be had (its leader is down): a
+    // partial sum would make the group look caught up.
+    lag: offsets.some((o) => o.lag === null) ? null : offsets.reduce((n, o) => n + (o.lag ?? 0), 0),
   };
 }
 
@@ -151,7 +153,7 @@ const GroupDescription = z.object({
     lag: z.number().int().nullable(),
     metadata: z.string().nullable(),
   })),
-  lag: z.number().int(),
+  lag: z.number().int().nullable().openapi({ description: "null when some end offset is unknown" }),
 }).openapi("Group");
 
 const ResetBody = z.object({

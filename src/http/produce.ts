@@ -318,7 +318,15 @@ export function createProducer(broker: Broker, metrics: Metrics) {
         p = explicit;
       } else if (r.input.key) p = partitionForKey(r.input.key, n);
       else if (sticky >= 0) p = sticky;
-      else throw notLedHere(topic, `no partition of topic ${topic} is led by this broker`);
+      else {
+        const p0 = broker.partitions.leaderOf(topic, 0);
+        throw notLedHere(
+          topic,
+          `no partition of topic ${topic} is led by this broker (partition 0 is led by broker ${p0}${
+            leaderUrl(broker, p0)
+          })`,
+        );
+      }
       target[i] = p;
       only = only === -1 || only === p ? p : -2;
       bytes += (r.input.key?.length ?? 0) + (r.input.value?.length ?? 0);

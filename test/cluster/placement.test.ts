@@ -8,6 +8,7 @@ import { clusterRequest } from "../../src/cluster/transport.ts";
 import type { ClusterStatus } from "../../src/cluster/node.ts";
 import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
 import { RawClient } from "../kafka/raw-client.ts";
+import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 
 const all: RunningBroker[] = [];
 afterAll(() => {
@@ -162,6 +163,23 @@ test(
         });
         expect((lo.topics as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode)
           .toBe(6);
+        // ...and writes too (a client with stale metadata refreshes it and goes to the leader).
+        const pr = await c.call(0, 3, {
+          transactionalId: null,
+          acks: 1,
+          timeoutMs: 5000,
+          topicData: [{
+            name: "spread",
+            partitionData: [{
+              index: notLed.partition,
+              records: encodeRecordBatch({ records: [{ value: new Uint8Array([1]) }] }),
+            }],
+          }],
+        });
+        expect(
+          (pr.responses as { partitionResponses: { errorCode: number }[] }[])[0]
+            .partitionResponses[0].errorCode,
+        ).toBe(6);
       } finally {
         c.close();
       }

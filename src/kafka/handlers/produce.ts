@@ -109,9 +109,15 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         );
         continue;
       }
-      if (!ctx.partitions.has(name, index)) {
+      const where = ctx.partitions.leaderError(name, index);
+      if (where !== 0) {
         parts.push(
-          fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic or partition ${name}-${index}`),
+          fail(
+            where,
+            where === ErrorCode.NOT_LEADER_OR_FOLLOWER
+              ? `broker ${ctx.meta.nodeId} is not the leader of ${name}-${index}`
+              : `unknown topic or partition ${name}-${index}`,
+          ),
         );
         continue;
       }
