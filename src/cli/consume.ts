@@ -1,5 +1,5 @@
 // broker consume TOPIC: read a topic (or follow it, or consume as a group member), like kcat -C.
-import { type ApiClient, CliError, enc } from "./client.ts";
+import { ApiClient, CliError, enc } from "./client.ts";
 import { type Command, intFlag, need } from "./command.ts";
 import { out } from "./format.ts";
 
@@ -218,12 +218,47 @@ export const consumeCommand: Command = {
       await follow(ctx.client, topic, from, partition, max, print);
       return 0;
     }
-    const t = await ctx.client.call<{ partitions: { partition: number }[] }>(
+    const t = await ctx.client.call<{ partitions: { partition: number; leader: number }[] }>(
       "GET",
       `/topics/${enc(topic)}`,
     );
-    const parts = partition !== undefined ? [partition] : t.partitions.map((p) => p.partition);
-    await readPartitions(ctx.client, topic, parts, from, max, print);
+    const parts = partition !== undefined
+      ? t.partitions.filter((p) => p.partition === partition)
+      : t.partitions;
+    if (parts.length === 0) throw new CliError(`topic ${topic} has no partition ${partition}`);
+    // In a cluster each partition is read from its leader's HTTP address.
+    const clients = await leaderClients(ctx.client, parts.map((p) => p.leader));
+    let n = 0;
+    for (const p of parts) {
+      const client = clients.get(p.leader) ?? ctx.client;
+      n += await readPartitions(client, topic, [p.partition], from, max - n, print);
+      if (n >= max) break;
+    }
     return 0;
   },
 };
+
+/**
+ * An API client per partition leader other than the broker the CLI talks to, from GET /cluster's
+ * registered HTTP addresses (the same token is used); none on a single broker.
+ */
+async function leaderClients(
+  client: ApiClient,
+  leaders: number[],
+): Promise<Map<number, ApiClient>> {
+  const out = new Map<number, ApiClient>();
+  const c = await client.call<
+    { node_id: number; brokers: { node_id: number; host: string; http_port: number }[] }
+  >(
+    "GET",
+    "/cluster",
+  );
+  for (const id of new Set(leaders)) {
+    if (id === c.node_id) continue;
+    const b = c.brokers.find((x) => x.node_id === id);
+    if (b === undefined) continue;
+    const host = b.host.includes(":") ? `[${b.host}]` : b.host;
+    out.set(id, new ApiClient({ ...client.opts, server: `http://${host}:${b.http_port}` }));
+  }
+  return out;
+}
