@@ -23,6 +23,7 @@ import type { CompressionCodec } from "./protocol/record-batch.ts";
 import { type KafkaListener, startKafkaListener } from "./kafka/server.ts";
 import { ProducerIdAllocator } from "./kafka/producer-ids.ts";
 import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
+import { localGroups } from "./http/groups.ts";
 import { ClusterService } from "./cluster/node.ts";
 
 /** How often closed segments are checked against retention.ms / retention.bytes. */
@@ -258,6 +259,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     });
     await groups.start();
     late.groups = groups;
+    cluster.onGroupList(() => localGroups(groups));
     // Before partitions close: offset appends in flight finish first.
     cleanups.splice(cleanups.indexOf(partitionsClose) + 1, 0, () => groups.stop());
 

@@ -46,6 +46,21 @@ export interface PartitionStats {
   sizeBytes: number;
 }
 
+/** One group as GET /groups lists it. */
+export interface GroupRow {
+  group_id: string;
+  state: string;
+  protocol_type: string;
+  members: number;
+}
+
+function isGroupRow(v: unknown): v is GroupRow {
+  const o = v as Record<string, unknown> | null;
+  return o !== null && typeof o === "object" && typeof o.group_id === "string" &&
+    typeof o.state === "string" && typeof o.protocol_type === "string" &&
+    Number.isSafeInteger(o.members);
+}
+
 function isPartitionStats(v: unknown): v is PartitionStats {
   const o = v as Record<string, unknown> | null;
   return o !== null && typeof o === "object" &&
@@ -141,6 +156,7 @@ export class ClusterService {
   #db: MetaDb | undefined;
   #metadataChanged: ((record: MetadataRecord | null) => void) | undefined;
   #statsProvider: ((topic: string, partitions: number[]) => PartitionStats[]) | undefined;
+  #groupsProvider: (() => GroupRow[]) | undefined;
   #raft: RaftMetadataLog | undefined;
   #raftHandler: ((m: unknown) => void) | undefined;
   #swim: SwimNode | undefined;
@@ -294,6 +310,24 @@ export class ClusterService {
     try {
       const r = await this.#net.request(addr, "partitionStats", { topic, partitions }, 1000);
       return Array.isArray(r) ? (r as unknown[]).filter(isPartitionStats) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Serves other brokers' question: the groups this broker coordinates. */
+  onGroupList(fn: () => GroupRow[]): void {
+    this.#groupsProvider = fn;
+  }
+
+  /** The groups `nodeId` coordinates (this broker, or asked over the cluster port; [] after 1 s). */
+  async groupList(nodeId: number): Promise<GroupRow[]> {
+    if (nodeId === this.nodeId) return this.#groupsProvider?.() ?? [];
+    const addr = this.#peerAddr(nodeId);
+    if (addr === undefined) return [];
+    try {
+      const r = await this.#net.request(addr, "groupList", {}, 1000);
+      return Array.isArray(r) ? (r as unknown[]).filter(isGroupRow) : [];
     } catch {
       return [];
     }
@@ -688,6 +722,8 @@ export class ClusterService {
       }
       case "status":
         return this.status();
+      case "groupList":
+        return this.#groupsProvider?.() ?? [];
       case "partitionStats": {
         const ps = b.partitions;
         if (

@@ -11,7 +11,7 @@ import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError, kafkaError, notFound, topicNotFound } from "./errors.ts";
 import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
 import { offsetForTime, remotePartitionStats } from "./render.ts";
-import type { PartitionStats } from "../cluster/node.ts";
+import type { GroupRow, PartitionStats } from "../cluster/node.ts";
 
 export interface GroupOffsetRow {
   topic: string;
@@ -79,6 +79,16 @@ export function assignmentOf(bytes: Uint8Array): TopicPartitions[] {
   if (bytes.length === 0) return [];
   const a = decodeAssignment(bytes);
   return a.ok ? a.value.assignedPartitions : [];
+}
+
+/** The groups this broker coordinates, as GET /groups lists them. */
+export function localGroups(groups: Pick<Broker["groups"], "coordinator">): GroupRow[] {
+  return groups.coordinator.listGroups().map((g) => ({
+    group_id: g.groupId,
+    state: g.state,
+    protocol_type: g.protocolType,
+    members: groups.coordinator.describeGroup(g.groupId).members.length,
+  }));
 }
 
 /** The same rows, with the end offsets of partitions led by other brokers asked of them. */
@@ -213,15 +223,17 @@ export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
         ...commonErrors,
       },
     }),
-    (c) =>
-      c.json(
-        broker.groups.coordinator.listGroups().map((g) => ({
-          group_id: g.groupId,
-          state: g.state,
-          protocol_type: g.protocolType,
-          members: broker.groups.coordinator.describeGroup(g.groupId).members.length,
-        })),
-      ),
+    async (c) => {
+      // Every broker's groups (each lists those it coordinates), asked over the cluster port.
+      const lists = await Promise.all(
+        broker.meta.listBrokers().map((b) => broker.cluster.groupList(b.nodeId)),
+      );
+      const rows = new Map<string, GroupRow>();
+      for (const list of [localGroups(broker.groups), ...lists]) {
+        for (const g of list) if (!rows.has(g.group_id)) rows.set(g.group_id, g);
+      }
+      return c.json([...rows.values()].sort((a, b) => (a.group_id < b.group_id ? -1 : 1)));
+    },
   );
 
   on(

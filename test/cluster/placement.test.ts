@@ -213,6 +213,11 @@ test(
     expect(rows.length).toBe(6);
     expect(rows.every((r) => typeof r.end_offset === "number")).toBe(true);
     expect(gl.lag).toBe(6 + 9 - 6);
+    // Every broker lists every broker's groups.
+    for (const b of bs) {
+      const list = (await call(b, "GET", "/groups")).json as unknown as { group_id: string }[];
+      expect(list.map((g) => g.group_id)).toContain("gl");
+    }
     const c = await RawClient.connect(notCoordinator.kafkaPort);
     try {
       const of = await c.call(9, 1, {
