@@ -181,9 +181,8 @@ export class GroupService {
    * again instead of forming a second group with its own offsets.
    */
   coordinates(groupId: string): boolean {
-    const p = this.partitionFor(groupId);
-    return groupCoordinator(this.meta, groupId) === this.partitions.nodeId &&
-      this.partitions.has(OFFSETS_TOPIC, p);
+    // The open partition carries its leader: no metadata query per heartbeat or commit.
+    return this.partitions.leaderError(OFFSETS_TOPIC, this.partitionFor(groupId)) === 0;
   }
 
   /**

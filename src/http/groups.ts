@@ -226,7 +226,8 @@ export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
     async (c) => {
       // Every broker's groups (each lists those it coordinates), asked over the cluster port.
       const lists = await Promise.all(
-        broker.meta.listBrokers().map((b) => broker.cluster.groupList(b.nodeId)),
+        broker.meta.listBrokers().filter((b) => b.nodeId !== broker.nodeId)
+          .map((b) => broker.cluster.groupList(b.nodeId)),
       );
       const rows = new Map<string, GroupRow>();
       for (const list of [localGroups(broker.groups), ...lists]) {

@@ -128,7 +128,16 @@ export function prepareBatches(buf: Uint8Array, ctx: PrepareContext): BatchMeta[
     if (client) {
       // Walk the records: counts, offset deltas and the true max timestamp.
       const baseTs = readI64(view, pos + OFF_BASE_TIMESTAMP);
-      const trueMax = walkTimestamps(buf, pos, size, attributes, recordsCount, baseTs, ctx);
+      const trueMax = walkTimestamps(
+        buf,
+        pos,
+        size,
+        attributes,
+        recordsCount,
+        baseTs,
+        headerMaxTs,
+        ctx,
+      );
       if (trueMax !== null && timestamped && trueMax !== headerMaxTs) {
         maxTs = trueMax;
         rewrite = true;
@@ -180,6 +189,7 @@ function walkTimestamps(
   attributes: number,
   count: number,
   baseTs: number,
+  headerMaxTs: number,
   ctx: PrepareContext,
 ): number | null {
   const timestamped = ctx.config.messageTimestampType !== "LogAppendTime";
@@ -197,7 +207,7 @@ function walkTimestamps(
   if (section === null) {
     // Opaque compressed batch: only the header timestamps can be checked.
     if (timestamped) {
-      for (const ts of [baseTs, readI64(dataView(buf), pos + OFF_MAX_TIMESTAMP)]) {
+      for (const ts of [baseTs, headerMaxTs]) {
         if (ts < lo || ts > hi) throw new InvalidTimestampError(`timestamp ${ts} out of range`);
       }
     }
@@ -237,10 +247,6 @@ function explainRecords(
     }
   });
   throw new InvalidRecordError("records refused");
-}
-
-function dataView(buf: Uint8Array): DataView {
-  return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /**
