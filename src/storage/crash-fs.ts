@@ -66,6 +66,8 @@ export class CrashFileIO implements FileIO {
   capacity = Number.POSITIVE_INFINITY;
   /** Delay of every fdatasync/syncDir, in ms (0 = next macrotask). */
   syncDelayMs = 0;
+  /** Delay of every pwriteAsync before its bytes land, in ms (0 = next macrotask). */
+  writeDelayMs = 0;
   /** fdatasync calls issued. */
   syncCount = 0;
   /** Return an error code to fail an operation ("pwrite" | "fdatasync" | "mmap"...), or null. */
@@ -137,6 +139,12 @@ export class CrashFileIO implements FileIO {
     return {
       path: p,
       pwrite(buf, position) {
+        guard("pwrite");
+        io.write(node, buf, position);
+      },
+      async pwriteAsync(buf, position) {
+        guard("pwrite");
+        await new Promise((r) => setTimeout(r, io.writeDelayMs));
         guard("pwrite");
         io.write(node, buf, position);
       },

@@ -7,6 +7,8 @@ export interface FileHandle {
   readonly path: string;
   /** Write all of `buf` at `position`; throws the OS error (ENOSPC, EIO...) possibly after a partial write. */
   pwrite(buf: Uint8Array, position: number): void;
+  /** As pwrite, in the thread pool; `buf` must not change until it settles. */
+  pwriteAsync(buf: Uint8Array, position: number): Promise<void>;
   /** Read up to buf.length bytes at `position`; returns bytes read. */
   pread(buf: Uint8Array, position: number): number;
   size(): number;
@@ -58,6 +60,20 @@ class RealHandle implements FileHandle {
       if (n <= 0) throw Object.assign(new Error("short write"), { code: "EIO" });
       done += n;
     }
+  }
+  pwriteAsync(buf: Uint8Array, position: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const fd = this.fd; // throws (rejects) once closed
+      const more = (done: number) => {
+        if (done >= buf.length) return resolve();
+        fs.write(fd, buf, done, buf.length - done, position + done, (e, n) => {
+          if (e) reject(e);
+          else if (n <= 0) reject(Object.assign(new Error("short write"), { code: "EIO" }));
+          else more(done + n);
+        });
+      };
+      more(0);
+    });
   }
   pread(buf: Uint8Array, position: number): number {
     return fs.readSync(this.fd, buf, 0, buf.length, position);

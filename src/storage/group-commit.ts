@@ -63,6 +63,11 @@ export class GroupCommit {
     return next.promise;
   }
 
+  /** A round is running or due. */
+  get busy(): boolean {
+    return this.running !== null || this.next !== null;
+  }
+
   /** Sync whatever is written now (the interval flusher and close use this). */
   flush(): Promise<void> {
     return this.waitDurable(this.target.writtenOffset());

@@ -42,6 +42,8 @@ export interface SegmentStoreOptions {
   defaults?: Partial<LogConfig>;
   /** Benchmark hook. */
   stats?: { walkNs: number };
+  /** Zeros ahead of the end while acks=all rounds are small (zero-ahead.ts). Default true. */
+  zeroAhead?: boolean;
 }
 
 interface Meta {
@@ -180,6 +182,7 @@ export class SegmentLogStore implements LogStore {
       staging: this.staging,
       decompress: this.opts.decompress,
       stats: this.opts.stats,
+      zeroAhead: this.opts.zeroAhead,
     });
     if (this.closed) {
       log.abandon();

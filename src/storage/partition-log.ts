@@ -5,6 +5,7 @@ import type { DecompressFn } from "../protocol/record-batch.ts";
 import { LeaderEpochCache } from "./epoch-cache.ts";
 import { errnoCode, type FileIO, writeFileDurable } from "./file-io.ts";
 import { GroupCommit, handled } from "./group-commit.ts";
+import { ZeroAheadPolicy } from "./zero-ahead.ts";
 import { checkAppendProducers, ProducerStateManager } from "./producer-state.ts";
 import { MapCache, Segment, segmentName } from "./segment.ts";
 import {
@@ -36,7 +37,12 @@ export interface LogDeps {
   decompress?: DecompressFn;
   /** Benchmark hook: time spent walking records for timestamps. */
   stats?: { walkNs: number };
+  /** Keep a zeroed window ahead of the end while acks=all rounds are small (zero-ahead.ts). */
+  zeroAhead?: boolean;
 }
+
+/** A pause this long with no sync round lets zeros be written ahead of the end (zero-ahead.ts). */
+const IDLE_MS = 2;
 
 export const CHECKPOINT_FILE = "recovery-checkpoint.json";
 export const EPOCH_FILE = "leader-epoch-checkpoint";
@@ -88,6 +94,10 @@ export class SegmentPartitionLog implements PartitionLog {
   private cutPending = false;
   private cfg: LogConfig;
   private readonly prep: PrepareContext;
+  private readonly ahead = new ZeroAheadPolicy();
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The zeros being written ahead of the end while the log is idle (benchmarks wait for it). */
+  zeroing: Promise<void> | null = null;
 
   constructor(
     readonly dir: string,
@@ -157,6 +167,74 @@ export class SegmentPartitionLog implements PartitionLog {
    * round, and an async function with Promise.all was garbage in the acks=all latency tail.
    */
   private syncAll(): Promise<void> {
+    if (this.deps.zeroAhead !== false) this.noteRound();
+    return this.syncDirty();
+  }
+
+  /** Feed the zero-ahead policy; when the window runs low, look for a pause to refill it. */
+  private noteRound(): void {
+    const seg = this.active;
+    const now = performance.now();
+    this.ahead.noteRound(now, seg.baseOffset, seg.size);
+    if (this.zeroing !== null) return;
+    if (this.ahead.step(now, seg.size, seg.prepared, this.cfg.segmentBytes, false) === null) return;
+    // One timer per log, re-armed by every round while the window is low: it fires only after a
+    // pause of IDLE_MS with no round started.
+    if (this.idleTimer === null) {
+      this.idleTimer = setTimeout(() => this.onIdle(), IDLE_MS);
+      this.idleTimer.unref?.();
+    } else this.idleTimer.refresh();
+  }
+
+  private onIdle(): void {
+    if (this.closed || this.zeroing !== null) return;
+    // A round outlasted the pause (a slow sync): look again once it has been over for IDLE_MS.
+    if (this.commit.busy) {
+      this.idleTimer?.refresh();
+      return;
+    }
+    this.zeroing = this.zeroWhileIdle().finally(() => {
+      this.zeroing = null;
+    });
+  }
+
+  /** Write the window's zeros in steps, each synced, for as long as no round wants the disk. */
+  private async zeroWhileIdle(): Promise<void> {
+    let refilling = false;
+    while (!this.closed && !this.cutPending && !this.commit.busy) {
+      const seg = this.active;
+      const before = seg.prepared;
+      const step = this.ahead.step(
+        performance.now(),
+        seg.size,
+        before,
+        this.cfg.segmentBytes,
+        refilling,
+      );
+      if (step === null) return;
+      refilling = true;
+      try {
+        // Keep the zeros being written further ahead than one more append can reach.
+        const job = seg.zeroAhead(step.to, Math.max(step.head, 2 * this.cfg.maxMessageBytes));
+        if (job !== null) await job;
+        if (seg.closed || seg.prepared <= before) return;
+        await seg.handle.fdatasync();
+      } catch (e) {
+        this.ahead.failed(performance.now());
+        this.deps.logger(
+          "warn",
+          "could not write zeros ahead of the log end; not trying for 60 s",
+          {
+            dir: this.dir,
+            error: errnoCode(e) ?? String(e),
+          },
+        );
+        return;
+      }
+    }
+  }
+
+  private syncDirty(): Promise<void> {
     const dirty: Segment[] = [];
     for (const s of this.segments) {
       if (s.dirty && !s.closed) {
@@ -289,7 +367,9 @@ export class SegmentPartitionLog implements PartitionLog {
     const byTime = seg.firstBatchTimestamp >= 0 &&
       now - seg.firstBatchTimestamp >= this.cfg.segmentMs;
     const byOffset = lastOffset - seg.baseOffset > INT32_MAX || seg.size + incoming > INT32_MAX;
-    if (bySize || byTime || byOffset) this.roll();
+    // Only if appends outran a zero write in flight (zero-ahead.ts): never write under it.
+    const byZeroing = seg.zeroingFrom >= 0 && seg.size + incoming > seg.zeroingFrom;
+    if (bySize || byTime || byOffset || byZeroing) this.roll();
   }
 
   /** Close the active segment's indexes and start a new segment at the log end. */
@@ -545,6 +625,7 @@ export class SegmentPartitionLog implements PartitionLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.cleanOnDisk) {
       // Nothing changed since a clean open: the files on disk already say so.
       this.commit.fail(new StorageError("log closed"));
@@ -553,6 +634,11 @@ export class SegmentPartitionLog implements PartitionLog {
     }
     try {
       if (this.uncleanMark) await this.uncleanMark.catch(() => {});
+      // The zeros in flight (stopped after their current piece) land before the clean checkpoint.
+      if (this.zeroing !== null) {
+        this.active.haltZeroing();
+        await this.zeroing;
+      }
       await this.commit.flush();
       const io = this.deps.io;
       const snap = path.join(this.dir, segmentName(this.logEndOffset(), ".snapshot"));
@@ -581,6 +667,7 @@ export class SegmentPartitionLog implements PartitionLog {
   /** Close without a clean checkpoint (tests, deletion). */
   abandon(): void {
     this.closed = true;
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     this.commit.fail(new StorageError("log closed"));
     for (const s of this.segments) s.close();
   }

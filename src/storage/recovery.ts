@@ -34,12 +34,27 @@ function readCheckpoint(deps: LogDeps, dir: string): Checkpoint | null {
   }
 }
 
-function isAllZero(seg: Segment, from: number, to: number): boolean {
+/**
+ * End of the last non-zero byte in [from, to), or `from` when all are zero. A tail of zeros is
+ * not damage: a cut leaves one, and so does the window written ahead of the end (zero-ahead.ts),
+ * which can be tens of MiB, hence the 32-bit words.
+ */
+function nonZeroEnd(seg: Segment, from: number, to: number): number {
+  let end = from;
   for (let p = from; p < to; p += 1 << 16) {
     const b = seg.bytes(p, Math.min(to, p + (1 << 16)), to);
-    for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
+    const lead = Math.min(b.length, (4 - (b.byteOffset & 3)) & 3);
+    let any = false;
+    for (let i = 0; i < lead && !any; i++) any = b[i] !== 0;
+    const words = new Uint32Array(b.buffer, b.byteOffset + lead, (b.length - lead) >>> 2);
+    for (let k = 0; k < words.length && !any; k++) any = words[k] !== 0;
+    for (let i = lead + words.length * 4; i < b.length && !any; i++) any = b[i] !== 0;
+    if (!any) continue;
+    let i = b.length - 1;
+    while (b[i] === 0) i--;
+    end = p + i + 1;
   }
-  return true;
+  return end;
 }
 
 /** Visit every batch header in [fromOffset, log end) without checking CRCs. */
@@ -123,8 +138,9 @@ export async function openSegmentLog(
   if (log.recovery.clean && scanFrom === segs.length) {
     const seg = segs[last];
     const fileSize = seg.fileSize();
-    if (fileSize > cp!.activeSize && !isAllZero(seg, cp!.activeSize, fileSize)) {
-      const dropped = seg.zeroFrom(cp!.activeSize);
+    const end = fileSize > cp!.activeSize ? nonZeroEnd(seg, cp!.activeSize, fileSize) : 0;
+    if (end > cp!.activeSize) {
+      const dropped = seg.zeroFrom(cp!.activeSize, end);
       await seg.handle.fdatasync();
       log.recovery.truncatedBytes += dropped;
       logger("warn", "dropped unacknowledged bytes written after a clean checkpoint", {
@@ -172,8 +188,9 @@ export async function openSegmentLog(
     log.recovery.scannedSegments++;
     log.recovery.scannedBytes += r.end;
     log.recovery.indexesRebuilt++;
-    if (r.end < fileSize && !isAllZero(seg, r.end, fileSize)) {
-      const dropped = seg.zeroFrom(r.end);
+    const end = r.end < fileSize ? nonZeroEnd(seg, r.end, fileSize) : 0;
+    if (end > r.end) {
+      const dropped = seg.zeroFrom(r.end, end);
       log.recovery.truncatedBytes += dropped;
       logger("warn", "recovery cut a bad tail", {
         dir,

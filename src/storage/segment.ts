@@ -18,6 +18,9 @@ import { CorruptLogError, StorageError } from "./types.ts";
 /** Remap the active segment only once this much unmapped tail has accumulated. */
 const REMAP_THRESHOLD = 1 << 20;
 const ZEROS = new Uint8Array(64 * 1024);
+/** Zero source for writes ahead of the end, lent to the thread pool: never written to. */
+let bigZeros: Uint8Array | null = null;
+const BIG_ZEROS = 256 * 1024;
 
 export function segmentName(base: number, ext: string): string {
   return String(base).padStart(20, "0") + ext;
@@ -64,6 +67,17 @@ export class Segment {
   private bytesSinceIndex = 0;
   /** Written since the last fdatasync started. */
   dirty = false;
+  /**
+   * The file holds written zeros (or data) up to here, so appends below it overwrite allocated
+   * blocks (see zero-ahead.ts). Beyond the logical size the file is always zeros: recovery checks.
+   */
+  prepared = 0;
+  /** Zeros are being written from here on, off the event loop; appends must stay below it. */
+  zeroingFrom = -1;
+  private zeroJob: Promise<void> | null = null;
+  private zeroHalted = false;
+  /** No data was written past here (so zeroFrom need not rewrite a zeroed window). */
+  private dataEnd = 0;
   private map: Uint8Array | null = null;
   private mappedLen = 0;
   closed = false;
@@ -76,6 +90,7 @@ export class Segment {
     private readonly maps: MapCache,
   ) {
     this.nextOffset = baseOffset;
+    this.prepared = this.dataEnd = handle.size();
   }
 
   static open(io: FileIO, dir: string, base: number, maps: MapCache, create: boolean): Segment {
@@ -126,6 +141,8 @@ export class Segment {
   /** pwrite `bytes` at the logical end. On failure the garbage written is zeroed (best effort). */
   write(bytes: Uint8Array): void {
     const at = this.size;
+    // Before the write: a failed one may have written part, which zeroFrom must cover.
+    if (at + bytes.length > this.dataEnd) this.dataEnd = at + bytes.length;
     try {
       this.handle.pwrite(bytes, at);
       this.dirty = true;
@@ -142,9 +159,14 @@ export class Segment {
     }
   }
 
-  /** Overwrite [pos, file end) with zeros (a cut never reappears: batchLength 0 ends a scan). */
-  zeroFrom(pos: number): number {
-    const end = this.handle.size();
+  /**
+   * Overwrite [pos, end of the non-zero bytes) with zeros, so a cut never reappears (batchLength
+   * 0 ends a scan). Returns the bytes zeroed.
+   */
+  zeroFrom(pos: number, known = this.dataEnd): number {
+    // Past dataEnd (or what the caller found) the file is zeros already (a window written ahead).
+    const end = Math.min(this.handle.size(), known);
+    if (pos < this.dataEnd) this.dataEnd = pos;
     for (let p = pos; p < end; p += ZEROS.length) {
       this.handle.pwrite(ZEROS.subarray(0, Math.min(ZEROS.length, end - p)), p);
     }
@@ -153,6 +175,52 @@ export class Segment {
     this.dropMap();
     this.maps.forget(this);
     return Math.max(0, end - pos);
+  }
+
+  /**
+   * Make the file hold zeros up to `to` (zero-ahead.ts says when). Zeros within `head` of the
+   * logical end are written now, so the file never has a hole; the rest is written off the event
+   * loop, one piece at a time, each only while it starts at least `head` past the end (appends
+   * coming close stop the job). Until a piece's write has returned, the log rolls rather than
+   * append past `zeroingFrom`, its start. The zeros are not synced: the caller syncs them. Null
+   * when there is nothing to write in the background.
+   */
+  zeroAhead(to: number, head: number): Promise<void> | null {
+    if (this.zeroJob !== null || this.closed) return null;
+    let from = Math.max(this.prepared, this.size);
+    const headEnd = Math.min(to, this.size + head);
+    for (; from < headEnd; from += ZEROS.length) {
+      this.handle.pwrite(ZEROS.subarray(0, Math.min(ZEROS.length, headEnd - from)), from);
+      this.dirty = true;
+      this.prepared = Math.min(headEnd, from + ZEROS.length);
+    }
+    if (from >= to) return null;
+    const job = this.zeroInBackground(from, to, head).finally(() => {
+      this.zeroingFrom = -1;
+      this.zeroJob = null;
+      // close() waited for this write: the descriptor must not be reused under it.
+      if (this.closed) this.handle.close();
+    });
+    this.zeroJob = job;
+    return job;
+  }
+
+  /** Stop a zero write in flight after its current piece (the log is closing). */
+  haltZeroing(): void {
+    this.zeroHalted = true;
+  }
+
+  private async zeroInBackground(from: number, to: number, margin: number): Promise<void> {
+    const zeros = bigZeros ??= new Uint8Array(BIG_ZEROS);
+    for (let p = from; p < to; p += zeros.length) {
+      if (this.closed || this.zeroHalted || this.size + margin > p) return;
+      const n = Math.min(zeros.length, to - p);
+      this.zeroingFrom = p;
+      await this.handle.pwriteAsync(zeros.subarray(0, n), p);
+      this.zeroingFrom = -1;
+      this.dirty = true;
+      this.prepared = p + n;
+    }
   }
 
   /** Bytes [start, end) of the file; `limit` is the readable end (logical size by default). */
@@ -450,7 +518,8 @@ export class Segment {
     this.closed = true;
     this.dropMap();
     this.maps.forget(this);
-    this.handle.close();
+    // A zero write in flight closes the handle when it returns (see zeroAhead).
+    if (this.zeroJob === null) this.handle.close();
   }
 
   /** Unlink all files of this segment (safe while maps are alive: no truncation). */
