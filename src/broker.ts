@@ -138,6 +138,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     const store = await SegmentLogStore.open({
       dataDir: cfg.dataDir,
       flush: cfg.flush,
+      zeroAhead: cfg.zeroAhead,
       logger: (level, msg, fields) => storageLog[level](msg, fields),
       decompress: (codec: CompressionCodec, bytes: Uint8Array) => decompress(codec, bytes),
       defaults,

@@ -25,6 +25,8 @@ export interface BrokerConfig {
   /** Voters the metadata quorum grows to (1, 3 or 5); further brokers stay learners. */
   voters: 1 | 3 | 5;
   flush: FlushPolicy;
+  /** Zeros written ahead of a partition's end while acks=all syncs are small (zero-ahead.ts). */
+  zeroAhead: boolean;
   logLevel: LogLevelName;
   groupInitialRebalanceDelayMs: number;
   /** Bearer token the HTTP API requires (all routes but /healthz); undefined: open. */
@@ -208,6 +210,16 @@ export const OPTIONS: OptionSpec[] = [
     default: "interval:1000",
     help: "background fdatasync policy; acks=all always waits for the sync covering its bytes",
     parse: parseFlush,
+  },
+  {
+    flag: "zero-ahead",
+    key: "zeroAhead",
+    arg: "true|false",
+    default: "true",
+    help: "while acks=all producers wait on small, frequent syncs, keep up to 32 MiB of zeros " +
+      "written ahead of each such partition's end (written while idle): faster syncs, every " +
+      "byte written twice",
+    parse: parseBool,
   },
   {
     flag: "group-initial-rebalance-delay-ms",
