@@ -45,12 +45,14 @@ export function cpuMs(start: NodeJS.CpuUsage): number {
 export async function openLog(
   dir: string,
   stats?: { walkNs: number },
+  zeroAhead = true,
 ): Promise<{ store: SegmentLogStore; log: PartitionLog }> {
   const store = await SegmentLogStore.open({
     dataDir: dir,
     checkpointIntervalMs: 0,
     flush: { kind: "interval", ms: 0 }, // no background flusher: the bench decides when to sync
     stats,
+    zeroAhead,
   });
   const log = await store.openLog({
     topic: "bench",
