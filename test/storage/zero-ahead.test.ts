@@ -134,6 +134,17 @@ async function bigLog(store: SegmentLogStore): Promise<PartitionLog> {
   return log;
 }
 
+/** The store and log "t-0" on `io` again, as after a restart. */
+async function reopen(io: CrashFileIO) {
+  const store = await SegmentLogStore.open({
+    dataDir: "/data",
+    io,
+    clock: new FakeClock(),
+    checkpointIntervalMs: 0,
+  });
+  return { store, log: await store.openLog({ topic: "t", partition: 0, topicId: "X" }) };
+}
+
 async function windowed(io: CrashFileIO, log: PartitionLog): Promise<SegmentPartitionLog> {
   const seg = log as SegmentPartitionLog;
   // A pause: the idle refill starts, then finishes.
@@ -187,13 +198,7 @@ describe("log", () => {
       }
       expect(seg.active.size).toBeLessThan(seg.active.prepared);
       const after = io.crash({ seed, keepUnsyncedProb: 0.7 });
-      const store2 = await SegmentLogStore.open({
-        dataDir: "/data",
-        io: after,
-        clock: new FakeClock(),
-        checkpointIntervalMs: 0,
-      });
-      const log2 = await store2.openLog({ topic: "t", partition: 0, topicId: "X" });
+      const { store: store2, log: log2 } = await reopen(after);
       expect(log2.logEndOffset()).toBeGreaterThanOrEqual(end);
       expect(readAll(log2)).toBe(log2.logEndOffset());
       // The window is zeros, not a bad tail: nothing was cut for it.
@@ -203,13 +208,7 @@ describe("log", () => {
       await durableRounds(log2, 3, 2);
       const end2 = log2.logEndOffset();
       await store2.closeAll();
-      const store3 = await SegmentLogStore.open({
-        dataDir: "/data",
-        io: after,
-        clock: new FakeClock(),
-        checkpointIntervalMs: 0,
-      });
-      const log3 = await store3.openLog({ topic: "t", partition: 0, topicId: "X" });
+      const { store: store3, log: log3 } = await reopen(after);
       expect((log3 as SegmentPartitionLog).recovery.clean).toBe(true);
       expect(log3.logEndOffset()).toBe(end2);
       await store3.closeAll();
