@@ -81,11 +81,15 @@ export class PartitionManager {
    * Run a metadata write; on a full disk give back the space reserve and try once more, so
    * that an operator can still lower retention to free space. Fails as a storage error.
    */
-  async #metaWrite<T>(fn: () => Promise<T>): Promise<T> {
+  async #metaWrite<T>(fn: () => Promise<T>, done?: () => { value: T } | undefined): Promise<T> {
     try {
       return await fn();
     } catch (e) {
       if (!isDiskFull(e)) throw e;
+      // A later step of applying a change that was already committed can hit the full disk (a
+      // file of a deleted log, say): then the change is done and must not be tried again.
+      const result = done?.();
+      if (result !== undefined) return result.value;
       if (this.reserve?.release()) {
         try {
           return await fn();
@@ -253,7 +257,12 @@ export class PartitionManager {
 
   async deleteTopic(name: string): Promise<void> {
     const t = this.meta.getTopic(name);
-    await this.#metaWrite(() => this.meta.deleteTopic(name));
+    await this.#metaWrite(
+      () => this.meta.deleteTopic(name),
+      () => (t && this.meta.getTopic(name)?.topicId !== t.topicId
+        ? { value: undefined }
+        : undefined),
+    );
     this.#internal.delete(name);
     if (!t) return;
     for (const p of t.partitions) await this.#dropLog(name, p.partition);
