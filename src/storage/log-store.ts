@@ -6,7 +6,7 @@ import type { DecompressFn } from "../protocol/record-batch.ts";
 import { type FileIO, realFileIO, writeFileDurable } from "./file-io.ts";
 import type { SegmentPartitionLog } from "./partition-log.ts";
 import { openSegmentLog } from "./recovery.ts";
-import { MapCache } from "./segment.ts";
+import { MapCache, releaseMappingsSoon } from "./segment.ts";
 import { StagingPool } from "./staging.ts";
 import {
   type Clock,
@@ -215,6 +215,7 @@ export class SegmentLogStore implements LogStore {
     }
     // Unlinking is safe while maps are alive: the pages stay valid until unmapped.
     this.io.rmrf(path.join(this.logsDir, name));
+    if (log) releaseMappingsSoon(); // and the space comes back once they are
     await this.io.syncDir(this.logsDir);
   }
 

@@ -80,6 +80,8 @@ export class Segment {
   private dataEnd = 0;
   private map: Uint8Array | null = null;
   private mappedLen = 0;
+  /** A map of this file was made (it may outlive dropMap until the GC frees it). */
+  private everMapped = false;
   closed = false;
 
   private constructor(
@@ -234,6 +236,7 @@ export class Segment {
     if (!this.map || limit - this.mappedLen >= REMAP_THRESHOLD || start < this.mappedLen) {
       try {
         const m = this.handle.mmap();
+        this.everMapped = true;
         this.map = m;
         // Only bytes already written are ever touched: never past the logical/known end.
         this.mappedLen = Math.min(m.length, limit);
@@ -526,5 +529,24 @@ export class Segment {
   deleteFiles(): void {
     this.close();
     for (const ext of [".log", ".index", ".timeindex"]) this.io.unlink(this.file(ext));
+    if (this.everMapped) releaseMappingsSoon();
   }
+}
+
+let releasePending = false;
+
+/**
+ * An unlinked file keeps its disk space while a memory map of it lives, and only the garbage
+ * collector unmaps one (Bun has no munmap): seen as 50 MB of a deleted topic still in use 4-9 s
+ * later on a full disk. So after segments are deleted, one full collection (coalesced per turn
+ * of the event loop; tens of ms, and deletions are rare) unmaps those nothing still reads.
+ */
+export function releaseMappingsSoon(): void {
+  if (releasePending) return;
+  releasePending = true;
+  const t = setTimeout(() => {
+    releasePending = false;
+    Bun.gc(true);
+  }, 0);
+  t.unref?.();
 }
