@@ -16,6 +16,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import { groupCommitBench, type GroupCommitResult } from "./storage-gc.ts";
+import { describePauses, hostPauses } from "./host-pauses.ts";
 import {
   childCpuMs,
   cpuMs,
@@ -185,6 +186,8 @@ async function main(): Promise<void> {
   fs.mkdirSync(ROOT, { recursive: true });
   const started = performance.now();
   for (const l of machine(ROOT)) console.log(l);
+  const pausesBefore = hostPauses(2);
+  console.log(describePauses(pausesBefore));
   console.log(
     `${quick ? "--quick: 256 MiB" : "1 GiB"} per run, ${PAIRS} alternating pairs per measure\n`,
   );
@@ -324,7 +327,10 @@ async function main(): Promise<void> {
   console.log(`\n${"measure".padEnd(w[0])}${"result".padEnd(w[1])}target`);
   for (const r of rows) console.log(`${r[0].padEnd(w[0])}${r[1].padEnd(w[1])}${r[2]}`);
   console.log(
-    `\nload average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}; took ${
+    `\n${describePauses(pausesBefore)} (start); ${describePauses(hostPauses(2))} (end)`,
+  );
+  console.log(
+    `load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}; took ${
       ((performance.now() - started) / 1000).toFixed(0)
     } s`,
   );
