@@ -130,7 +130,11 @@ export class MemoryPartitionLog implements PartitionLog {
     const total = buf.length;
     const last = metas[metas.length - 1];
     const a = this.active;
-    if (a.size + total > cfg.segmentBytes || now - a.firstTs >= cfg.segmentMs) this.roll();
+    let maxTs = -1;
+    for (const m of metas) if (m.maxTimestamp > maxTs) maxTs = m.maxTimestamp;
+    // segment.ms in record time, as Kafka and the segment store measure it.
+    const byTime = a.firstTs >= 0 && maxTs - a.firstTs >= cfg.segmentMs;
+    if (a.size + total > cfg.segmentBytes || byTime) this.roll();
     const seg = this.active;
     for (const m of metas) {
       if (seg.batches.length === 0) seg.firstTs = m.maxTimestamp;

@@ -297,7 +297,9 @@ export class SegmentPartitionLog implements PartitionLog {
     const total = metas[metas.length - 1].pos + metas[metas.length - 1].size;
     const first = metas[0];
     const last = metas[metas.length - 1];
-    this.maybeRoll(total, last.lastOffset, now);
+    let maxTs = -1;
+    for (const m of metas) if (m.maxTimestamp > maxTs) maxTs = m.maxTimestamp;
+    this.maybeRoll(total, last.lastOffset, maxTs);
     const seg = this.active;
     const at = seg.size;
     seg.write(total === stage.length ? stage : stage.subarray(0, total));
@@ -360,12 +362,17 @@ export class SegmentPartitionLog implements PartitionLog {
     );
   }
 
-  private maybeRoll(incoming: number, lastOffset: number, now: number): void {
+  /**
+   * `maxTs`: the incoming batches' largest timestamp. segment.ms is measured in record time, as
+   * Kafka does (the incoming timestamp against the segment's first one), so a backfill of old
+   * records does not roll a segment per batch, as comparing with the wall clock would.
+   */
+  private maybeRoll(incoming: number, lastOffset: number, maxTs: number): void {
     const seg = this.active;
     if (seg.isEmpty()) return;
     const bySize = seg.size + incoming > this.cfg.segmentBytes;
     const byTime = seg.firstBatchTimestamp >= 0 &&
-      now - seg.firstBatchTimestamp >= this.cfg.segmentMs;
+      maxTs - seg.firstBatchTimestamp >= this.cfg.segmentMs;
     const byOffset = lastOffset - seg.baseOffset > INT32_MAX || seg.size + incoming > INT32_MAX;
     // Only if appends outran a zero write in flight (zero-ahead.ts): never write under it.
     const byZeroing = seg.zeroingFrom >= 0 && seg.size + incoming > seg.zeroingFrom;

@@ -63,6 +63,19 @@ describe("topic config behaviour", () => {
     expect(segments(dir)).toBe(2);
   });
 
+  test("segment.ms counts record time, as Kafka does: a backfill of old records keeps one segment", async () => {
+    const { pm, clock, dir } = await setup({ "segment.ms": "60000" });
+    const monthAgo = clock.now() - 30 * 86_400_000;
+    // 20 batches a second apart, a month old: comparing with the wall clock rolled every one.
+    for (let i = 0; i < 20; i++) {
+      await pm.append("t", 0, batch({ ts: monthAgo + i * 1000 }), 1);
+    }
+    expect(segments(dir)).toBe(1);
+    // A minute of record time later, it rolls.
+    await pm.append("t", 0, batch({ ts: monthAgo + 61_000 }), 1);
+    expect(segments(dir)).toBe(2);
+  });
+
   test("retention.ms deletes closed segments by age and advances the log start", async () => {
     covers("retention.ms");
     const { pm, clock, dir } = await setup({ "retention.ms": "10000", "segment.bytes": "4096" });
