@@ -7,6 +7,7 @@ import { PartitionManager } from "../../src/core/partition-manager.ts";
 import type { SpaceReserve } from "../../src/core/space-reserve.ts";
 import { createLogger } from "../../src/log.ts";
 import { tempDir } from "../helpers/broker-process.ts";
+import { registerSelf } from "../helpers/meta.ts";
 
 test("a topic delete committed before ENOSPC is done (no 'unknown topic' from a retry)", async () => {
   const dataDir = tempDir();
@@ -16,13 +17,7 @@ test("a topic delete committed before ENOSPC is done (no 'unknown topic' from a 
   const reserve = { release: () => (released++, true) } as unknown as SpaceReserve;
   const pm = new PartitionManager(meta, store, meta.nodeId, createLogger("error"), reserve);
   try {
-    await meta.registerBroker({
-      nodeId: meta.nodeId,
-      host: "127.0.0.1",
-      kafkaPort: 9092,
-      httpPort: 8080,
-      clusterPort: 9093,
-    });
+    await registerSelf(meta);
     await pm.createTopic("full", 2, 1, {});
     const original = meta.deleteTopic.bind(meta);
     meta.deleteTopic = async (name: string) => {

@@ -9,6 +9,7 @@ import { PartitionManager } from "../../src/core/partition-manager.ts";
 import { createLogger } from "../../src/log.ts";
 import { decodeRecordBatches } from "../../src/protocol/record-batch.ts";
 import { tempDir } from "../helpers/broker-process.ts";
+import { registerSelf } from "../helpers/meta.ts";
 import { batch, FakeClock } from "../storage/helpers.ts";
 
 const opened: PartitionManager[] = [];
@@ -26,13 +27,7 @@ async function setup(configs: Record<string, string>, partitions = 1) {
   const store = await SegmentLogStore.open({ dataDir, clock, checkpointIntervalMs: 0 });
   const pm = new PartitionManager(meta, store, meta.nodeId, createLogger("error"));
   opened.push(pm);
-  await meta.registerBroker({
-    nodeId: meta.nodeId,
-    host: "127.0.0.1",
-    kafkaPort: 9092,
-    httpPort: 8080,
-    clusterPort: 9093,
-  });
+  await registerSelf(meta);
   await pm.createTopic("t", partitions, 1, configs);
   return { pm, clock, dir: join(dataDir, "logs", "t-0") };
 }

@@ -15,6 +15,7 @@ import type { DecodedRequestHeader, Struct } from "../../src/protocol/kafka/inde
 import type { KafkaContext } from "../../src/kafka/context.ts";
 import { produce } from "../../src/kafka/handlers/produce.ts";
 import { tempDir } from "../helpers/broker-process.ts";
+import { registerSelf } from "../helpers/meta.ts";
 
 const TOPIC = "idem";
 const PID = 4242;
@@ -55,13 +56,7 @@ async function openBroker(dataDir: string, io: CrashFileIO) {
   const store = await SegmentLogStore.open({ dataDir, io, checkpointIntervalMs: 0 });
   const log = createLogger("error");
   const partitions = new PartitionManager(meta, store, meta.nodeId, log);
-  await meta.registerBroker({
-    nodeId: meta.nodeId,
-    host: "127.0.0.1",
-    kafkaPort: 9092,
-    httpPort: 8080,
-    clusterPort: 9093,
-  });
+  await registerSelf(meta);
   await partitions.openAll();
   // Only what the Produce handler touches; the rest of the context is not reached.
   const ctx = { partitions, meta, log, metrics: new Metrics() } as unknown as KafkaContext;
