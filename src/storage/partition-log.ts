@@ -220,6 +220,7 @@ export class SegmentPartitionLog implements PartitionLog {
         if (seg.closed || seg.prepared <= before) return;
         await seg.handle.fdatasync();
       } catch (e) {
+        if (this.closed) return; // deleted or closed under it: nothing failed
         this.ahead.failed(performance.now());
         this.deps.logger(
           "warn",
