@@ -5,7 +5,7 @@ import type { DecompressFn } from "../protocol/record-batch.ts";
 import { LeaderEpochCache } from "./epoch-cache.ts";
 import { errnoCode, type FileIO, writeFileDurable } from "./file-io.ts";
 import { GroupCommit, handled } from "./group-commit.ts";
-import { ZeroAheadPolicy } from "./zero-ahead.ts";
+import { MIN_MARGIN, ZeroAheadPolicy } from "./zero-ahead.ts";
 import { checkAppendProducers, ProducerStateManager } from "./producer-state.ts";
 import { MapCache, Segment, segmentName } from "./segment.ts";
 import {
@@ -215,7 +215,7 @@ export class SegmentPartitionLog implements PartitionLog {
       refilling = true;
       try {
         // Keep the zeros being written further ahead than one more append can reach.
-        const job = seg.zeroAhead(step.to, Math.max(step.head, 2 * this.cfg.maxMessageBytes));
+        const job = seg.zeroAhead(step.to, Math.max(MIN_MARGIN, 2 * this.cfg.maxMessageBytes));
         if (job !== null) await job;
         if (seg.closed || seg.prepared <= before) return;
         await seg.handle.fdatasync();

@@ -169,9 +169,7 @@ export class Segment {
     // Past dataEnd (or what the caller found) the file is zeros already (a window written ahead).
     const end = Math.min(this.handle.size(), known);
     if (pos < this.dataEnd) this.dataEnd = pos;
-    for (let p = pos; p < end; p += ZEROS.length) {
-      this.handle.pwrite(ZEROS.subarray(0, Math.min(ZEROS.length, end - p)), p);
-    }
+    this.writeZeros(pos, end);
     if (end > pos) this.dirty = true;
     // A stale map would still be valid memory, but drop it so reads see the zeroed file.
     this.dropMap();
@@ -191,10 +189,10 @@ export class Segment {
     if (this.zeroJob !== null || this.closed) return null;
     let from = Math.max(this.prepared, this.size);
     const headEnd = Math.min(to, this.size + head);
-    for (; from < headEnd; from += ZEROS.length) {
-      this.handle.pwrite(ZEROS.subarray(0, Math.min(ZEROS.length, headEnd - from)), from);
+    if (from < headEnd) {
+      this.writeZeros(from, headEnd);
       this.dirty = true;
-      this.prepared = Math.min(headEnd, from + ZEROS.length);
+      this.prepared = from = headEnd;
     }
     if (from >= to) return null;
     const job = this.zeroInBackground(from, to, head).finally(() => {
@@ -205,6 +203,13 @@ export class Segment {
     });
     this.zeroJob = job;
     return job;
+  }
+
+  /** pwrite zeros over [from, to) (throws the OS error, possibly after writing part). */
+  private writeZeros(from: number, to: number): void {
+    for (let p = from; p < to; p += ZEROS.length) {
+      this.handle.pwrite(ZEROS.subarray(0, Math.min(ZEROS.length, to - p)), p);
+    }
   }
 
   /** Stop a zero write in flight after its current piece (the log is closing). */

@@ -37,15 +37,13 @@ export const STEP = 4 << 20;
  * background only this far past the end (Segment.zeroAhead; the log also keeps it above two of
  * its largest batches).
  */
-const HEAD = 1 << 20;
+export const MIN_MARGIN = 1 << 20;
 /** After a failed zero write (ENOSPC, EIO), wait this long before trying again. */
 const PAUSE_AFTER_ERROR_MS = 60_000;
 
 export interface ZeroStep {
   /** Zero the file up to this position. */
   to: number;
-  /** Zeros closer than this to the logical end are written before Segment.zeroAhead returns. */
-  head: number;
 }
 
 export class ZeroAheadPolicy {
@@ -97,7 +95,7 @@ export class ZeroAheadPolicy {
     const from = Math.max(prepared, size);
     if (from - size >= (refilling ? window : window / 2)) return null;
     const to = Math.min(from + STEP, size + window, limit);
-    return to > from ? { to, head: HEAD } : null;
+    return to > from ? { to } : null;
   }
 
   /** A zero write failed: the data path does not need it, so stop for a while. */
