@@ -32,7 +32,7 @@ export interface Dist {
 export interface GroupCommitResult {
   /** The unrecorded warm-up of our log: appends, their p99, JIT compile time it took. */
   warmup: { appends: number; p99: number; jitMs: number };
-  /** JIT compile and GC helper thread time during the recorded blocks (NaN off Linux). */
+  /** JIT compile and GC helper thread time during the recorded blocks (ThreadClock). */
   recordedJitMs: number;
   recordedGcMs: number;
   ours: Dist;
@@ -61,18 +61,44 @@ class Side {
   }
 }
 
-/** CPU time of this process's threads whose name starts with `prefix` (Linux; NaN elsewhere). */
-export function threadCpuMs(prefix: string): number {
-  try {
+/**
+ * CPU time of this process's threads whose name starts with `prefix`, in ms since `start()`
+ * (Linux; NaN elsewhere). Per thread id, so a helper thread that exits in between (JSC retires
+ * idle JIT workers) does not make the figure go down; its time after the start is lost, so this
+ * is a lower bound.
+ */
+export class ThreadClock {
+  private base = new Map<string, number>();
+  constructor(private readonly prefix: string) {
+    this.start();
+  }
+  start(): void {
+    this.base = this.sample() ?? new Map();
+  }
+  elapsedMs(): number {
+    const now = this.sample();
+    if (now === null) return NaN;
     let ns = 0;
-    for (const t of fs.readdirSync("/proc/self/task")) {
-      const comm = fs.readFileSync(`/proc/self/task/${t}/comm`, "utf8");
-      if (!comm.startsWith(prefix)) continue;
-      ns += Number(fs.readFileSync(`/proc/self/task/${t}/schedstat`, "utf8").split(" ")[0]);
-    }
+    for (const [tid, v] of now) ns += v - (this.base.get(tid) ?? 0);
     return ns / 1e6;
-  } catch {
-    return NaN;
+  }
+  private sample(): Map<string, number> | null {
+    try {
+      const m = new Map<string, number>();
+      for (const t of fs.readdirSync("/proc/self/task")) {
+        try {
+          if (!fs.readFileSync(`/proc/self/task/${t}/comm`, "utf8").startsWith(this.prefix)) {
+            continue;
+          }
+          m.set(t, Number(fs.readFileSync(`/proc/self/task/${t}/schedstat`, "utf8").split(" ")[0]));
+        } catch {
+          // the thread exited while being read
+        }
+      }
+      return m;
+    } catch {
+      return null;
+    }
   }
 }
 
@@ -123,20 +149,20 @@ export async function groupCommitBench(blocks: number, roundsPerBlock: number, z
       await (log as SegmentPartitionLog).zeroing;
     });
   const warmOurs = new Side();
-  const jitAtStart = threadCpuMs("JITWorker");
+  const jit = new ThreadClock("JITWorker");
+  const gcHelpers = new ThreadClock("HeapHelper");
+  const jitBlock = new ThreadClock("JITWorker");
   for (let blk = 0, quiet = 0; blk < WARM_MAX && (blk < WARM_MIN || quiet < 3); blk++) {
-    const jit = threadCpuMs("JITWorker");
+    jitBlock.start();
     await oursBlock(warmOurs);
-    quiet = threadCpuMs("JITWorker") - jit < 1 ? quiet + 1 : 0;
+    quiet = jitBlock.elapsedMs() < 1 ? quiet + 1 : 0;
   }
   const warmup = {
     appends: warmOurs.lat.length,
     p99: pct(warmOurs.lat, 0.99),
-    jitMs: threadCpuMs("JITWorker") - jitAtStart,
+    jitMs: jit.elapsedMs(),
   };
   let rounds0 = 0;
-  let jit0 = 0;
-  let gc0 = 0;
   for (let blk = -BARE_WARM; blk < blocks; blk++) {
     const warm = blk < 0;
     const { ours, bare16, bare128, bare8 } = warm
@@ -144,8 +170,8 @@ export async function groupCommitBench(blocks: number, roundsPerBlock: number, z
       : recorded;
     if (blk === 0) {
       rounds0 = (log as SegmentPartitionLog).commit.rounds;
-      jit0 = threadCpuMs("JITWorker");
-      gc0 = threadCpuMs("HeapHelper");
+      jit.start();
+      gcHelpers.start();
     }
     if (!warm) await oursBlock(ours);
     await timed(bare16, async () => {
@@ -182,8 +208,8 @@ export async function groupCommitBench(blocks: number, roundsPerBlock: number, z
       })).then(() => {}));
   }
   const syncRounds = (log as SegmentPartitionLog).commit.rounds - rounds0;
-  const recordedJitMs = threadCpuMs("JITWorker") - jit0;
-  const recordedGcMs = threadCpuMs("HeapHelper") - gc0;
+  const recordedJitMs = jit.elapsedMs();
+  const recordedGcMs = gcHelpers.elapsedMs();
   const continuous = new Side();
   await timed(continuous, () =>
     Promise.all(Array.from({ length: 8 }, async () => {
