@@ -50,6 +50,30 @@ export class StartupError extends Error {
   readonly userFacing = true;
 }
 
+/**
+ * Binds and at once closes each address. Only a probe: a port taken between it and the real bind
+ * still fails there, with the same message.
+ */
+function probeListenAddrs(addrs: [string, { host: string; port: number }][]): void {
+  for (const [what, { host, port }] of addrs) {
+    if (port === 0) continue;
+    let probe: { stop(closeActive?: boolean): void } | undefined;
+    try {
+      probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
+    } catch (e) {
+      throw new StartupError(`cannot listen for ${what} on ${host}:${port}: ${listenFailure(e)}`);
+    } finally {
+      probe?.stop(true);
+    }
+  }
+}
+
+/** Bun's own message ("Failed to listen at HOST") names no cause; the usual one is a port in use. */
+function listenFailure(e: unknown): string {
+  const m = (e as Error).message;
+  return /EADDRINUSE|in use/i.test(m) ? m : `${m} (is the port in use?)`;
+}
+
 function hasPartitionData(dataDir: string): boolean {
   const logs = join(dataDir, "logs");
   if (!existsSync(logs)) return false;
@@ -103,6 +127,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     for (const c of cleanups.reverse()) await c();
   };
   try {
+    // A taken Kafka or HTTP port is found here, before anything in the data dir is written
+    // (the cluster port binds first thing below, for the same reason).
+    probeListenAddrs([["Kafka", cfg.kafkaAddr], ["HTTP", cfg.httpAddr]]);
     checkMetaDb(cfg.dataDir, log);
     // The cluster port binds first: a joiner learns its cluster id (and maybe node id) there
     // before the metadata opens, and the metadata log is the Raft log it runs.
@@ -195,9 +222,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       });
     } catch (e) {
       throw new StartupError(
-        `cannot listen for HTTP on ${cfg.httpAddr.host}:${cfg.httpAddr.port}: ${
-          (e as Error).message
-        }`,
+        `cannot listen for HTTP on ${cfg.httpAddr.host}:${cfg.httpAddr.port}: ${listenFailure(e)}`,
       );
     }
     // Cleanups run last-in first-out: on shutdown the listener stops accepting before anything
@@ -235,11 +260,10 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     try {
       kafka = startKafkaListener(kafkaCtx, { host: cfg.kafkaAddr.host, port: cfg.kafkaAddr.port });
     } catch (e) {
-      const m = (e as Error).message;
-      // Bun's own message ("Failed to listen at HOST") names no cause; the usual one is a port in use.
-      const hint = /EADDRINUSE|in use/i.test(m) ? "" : " (is the port in use?)";
       throw new StartupError(
-        `cannot listen for Kafka on ${cfg.kafkaAddr.host}:${cfg.kafkaAddr.port}: ${m}${hint}`,
+        `cannot listen for Kafka on ${cfg.kafkaAddr.host}:${cfg.kafkaAddr.port}: ${
+          listenFailure(e)
+        }`,
       );
     }
     // Pushed after the HTTP server's cleanup, so it runs first: Kafka stops before anything else.
