@@ -16,7 +16,7 @@ import {
   type OffsetsRecord,
 } from "../groups/index.ts";
 import { encodeRecordBatch } from "../protocol/record-batch.ts";
-import type { MetadataStore } from "../meta/index.ts";
+import type { GroupOffset, MetadataStore } from "../meta/index.ts";
 import type { Logger } from "../log.ts";
 import { CorruptLogError } from "../storage/index.ts";
 import { BrokerError, type PartitionManager } from "./partition-manager.ts";
@@ -252,6 +252,7 @@ export class GroupService {
     const prev = this.#materialiseChain.get(partition) ?? Promise.resolve();
     const next = prev.then(() => appended).then(
       () => {
+        // Durable in __consumer_offsets: the commit stands whatever the SQLite view makes of it.
         this.#materialise(records.map((r) => r.record));
         done(0);
       },
@@ -283,14 +284,33 @@ export class GroupService {
     return Promise.race([settled, cap]).finally(() => clearTimeout(timer));
   }
 
-  /** Apply records to the SQLite view (idempotent upserts and deletes, in log order). */
+  /**
+   * Apply records to the SQLite view (idempotent upserts and deletes, in log order). The view is
+   * only for queries: a record it refuses is logged and skipped, never fails the commit it belongs
+   * to or the broker's start (the coordinator's own state comes from the topic).
+   */
   #materialise(records: OffsetsRecord[]): void {
-    const offsets = [];
+    const offsets: GroupOffset[] = [];
+    const flush = () => {
+      if (offsets.length === 0) return;
+      const batch = offsets.splice(0);
+      try {
+        this.meta.applyGroupOffsetCommit(batch);
+      } catch {
+        // One refused offset must not cost the others of its batch their row.
+        for (const o of batch) {
+          this.#viewApply(() => this.meta.applyGroupOffsetCommit([o]), o.groupId);
+        }
+      }
+    };
     for (const r of records) {
       if (r.type === "offset") {
         if (r.value === null) {
-          if (offsets.length) this.meta.applyGroupOffsetCommit(offsets.splice(0));
-          this.meta.applyGroupOffsetTombstone(r.group, r.topic, r.partition);
+          flush();
+          this.#viewApply(
+            () => this.meta.applyGroupOffsetTombstone(r.group, r.topic, r.partition),
+            r.group,
+          );
         } else {
           offsets.push({
             groupId: r.group,
@@ -304,22 +324,36 @@ export class GroupService {
           });
         }
       } else if (r.type === "group") {
-        if (offsets.length) this.meta.applyGroupOffsetCommit(offsets.splice(0));
-        if (r.value === null) this.meta.applyGroupDeleted(r.group);
+        flush();
+        if (r.value === null) this.#viewApply(() => this.meta.applyGroupDeleted(r.group), r.group);
         else {
-          this.meta.applyGroupMetadata({
-            groupId: r.group,
-            protocolType: r.value.protocolType,
-            state: r.value.members.length > 0 ? "Stable" : "Empty",
-            generation: r.value.generation,
-            protocol: r.value.protocol,
-            leader: r.value.leader,
-            updatedAt: Math.max(0, r.value.currentStateTimestamp),
-          });
+          const v = r.value;
+          this.#viewApply(() =>
+            this.meta.applyGroupMetadata({
+              groupId: r.group,
+              protocolType: v.protocolType,
+              state: v.members.length > 0 ? "Stable" : "Empty",
+              generation: v.generation,
+              protocol: v.protocol,
+              leader: v.leader,
+              updatedAt: Math.max(0, v.currentStateTimestamp),
+            }), r.group);
         }
       }
     }
-    if (offsets.length) this.meta.applyGroupOffsetCommit(offsets);
+    flush();
+  }
+
+  /** One change to the SQLite view; a refusal is logged (rate-limited by its rarity) and skipped. */
+  #viewApply(apply: () => void, groupId: string): void {
+    try {
+      apply();
+    } catch (e) {
+      this.log.warn("a __consumer_offsets record was not applied to the SQLite view", {
+        group: groupId,
+        error: e,
+      });
+    }
   }
 
   #schedule(): void {

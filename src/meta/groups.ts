@@ -41,7 +41,9 @@ function checkOffset(o: GroupOffset): void {
   check(isStr(o.groupId, 32767), "groupId must be a string");
   check(isStr(o.topic, 249) && o.topic.length > 0, "topic must be a topic name");
   check(isInt(o.partition, 0, 2147483647), "partition must be an int32 >= 0");
-  check(isInt(o.offset, -1), "offset must be an integer >= -1");
+  // Any int64 (within the safe-integer range), as Kafka stores it: kafkajs's resetOffsets commits
+  // -2 ("earliest") and -1 ("latest") and resolves them when it reads them back.
+  check(isInt(o.offset, Number.MIN_SAFE_INTEGER), "offset must be an integer");
   check(isInt(o.leaderEpoch, -1, 2147483647), "leaderEpoch must be an int32 >= -1");
   check(isStr(o.metadata, 1 << 20), "metadata must be a string");
   check(isInt(o.commitTs, -1), "commitTs must be an integer");

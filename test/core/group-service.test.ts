@@ -19,8 +19,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function open(dataDir: string, compaction: GroupServiceOptions["offsetsCompaction"] = {}) {
+async function open(
+  dataDir: string,
+  compaction: GroupServiceOptions["offsetsCompaction"] = {},
+  tamper?: (meta: MetadataStore) => void,
+) {
   const meta = MetadataStore.open(dataDir);
+  tamper?.(meta);
   const store = await SegmentLogStore.open({ dataDir, checkpointIntervalMs: 0 });
   const pm = new PartitionManager(meta, store, meta.nodeId, createLogger("error"));
   await meta.registerBroker({
@@ -196,4 +201,44 @@ test("__consumer_offsets compaction keeps the latest commit of every key, drops 
   expect(b.groups.coordinator.listGroups().map((x) => x.groupId).sort()).toEqual(
     groups.filter((g) => g !== "gf"),
   );
+});
+
+test("a record the SQLite view refuses neither fails its commit nor the next start", async () => {
+  const dataDir = tempDir();
+  // The view refuses group "bad" (as it refused offsets below -1 before they were accepted).
+  const refuseBad = (meta: MetadataStore) => {
+    const apply = meta.applyGroupOffsetCommit.bind(meta);
+    meta.applyGroupOffsetCommit = (offsets) => {
+      if (offsets.some((o) => o.groupId === "bad")) throw new Error("refused by the view");
+      apply(offsets);
+    };
+  };
+  const a = await open(dataDir, {}, refuseBad);
+  await a.pm.createTopic("t", 2, 1, {});
+  const commit = (groupId: string, partition: number, offset: number) =>
+    a.groups.request({
+      type: "offsetCommit",
+      groupId,
+      generationId: -1,
+      memberId: "",
+      groupInstanceId: null,
+      retentionTimeMs: -1,
+      topics: [{ name: "t", partitions: [{ partition, offset, leaderEpoch: 0, metadata: null }] }],
+    });
+  for (const [g, p, o] of [["bad", 0, 5], ["good", 0, 6], ["bad", 1, 7], ["good", 1, 8]] as const) {
+    const r = await commit(g, p, o);
+    if (r.kind !== "offsetCommit") throw new Error("expected commit");
+    // Durable in __consumer_offsets, so acknowledged; the coordinator serves it.
+    expect(r.topics[0].partitions[0].errorCode).toBe(0);
+  }
+  expect(a.meta.fetchOffsets("good").map((o) => o.offset)).toEqual([6, 8]);
+  expect(a.meta.fetchOffsets("bad")).toEqual([]);
+  await a.close();
+
+  // The replay at start meets the refused records again: logged and skipped, the start goes on.
+  const b = await open(dataDir, {}, refuseBad);
+  cleanups.push(b.close);
+  expect(b.meta.fetchOffsets("good").map((o) => o.offset)).toEqual([6, 8]);
+  const fetched = b.groups.coordinator.fetchOffsets("bad", null);
+  expect(fetched.topics[0].partitions.map((p) => p.offset)).toEqual([5, 7]);
 });
