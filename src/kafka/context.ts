@@ -91,3 +91,11 @@ export const num = (v: unknown, d = 0): number => (typeof v === "number" ? v : d
 export const str = (v: unknown): string => (typeof v === "string" ? v : "");
 export const nstr = (v: unknown): string | null => (typeof v === "string" ? v : null);
 export const bool = (v: unknown): boolean => v === true;
+
+/** The values that occur more than once (a request naming the same topic or key twice). */
+export function repeated(values: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const v of values) (seen.has(v) ? twice : seen).add(v);
+  return twice;
+}

@@ -11,17 +11,22 @@ import {
   type KafkaContext,
   nstr,
   num,
+  repeated,
   type RequestContext,
   str,
 } from "../context.ts";
 import { wireUuid } from "./cluster.ts";
 
+/** Kafka's words for a topic given twice in one request. */
+const DUPLICATE_NAME = "Duplicate topic name.";
+
 export async function createTopics(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const v = req.header.apiVersion;
   const validateOnly = bool(req.body.validateOnly);
   const requested = arr(req.body.topics);
-  const counts = new Map<string, number>();
-  for (const t of requested) counts.set(str(t.name), (counts.get(str(t.name)) ?? 0) + 1);
+  // A name given twice is refused (and not created), answered once, as Kafka's controller does.
+  const twice = repeated(requested.map((t) => str(t.name)));
+  const answered = new Set<string>();
   const topics = [];
   for (const t of requested) {
     const name = str(t.name);
@@ -37,10 +42,9 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
       errorCode,
       errorMessage,
     });
-    if ((counts.get(name) ?? 0) > 1) {
-      topics.push(
-        fail(ErrorCode.INVALID_REQUEST, `topic ${name} appears more than once in the request`),
-      );
+    if (twice.has(name)) {
+      if (!answered.has(name)) topics.push(fail(ErrorCode.INVALID_REQUEST, DUPLICATE_NAME));
+      answered.add(name);
       continue;
     }
     let assignments: number[][] | undefined;
@@ -114,8 +118,26 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
       name: str(n),
       topicId: "00000000000000000000000000000000",
     }));
+  // The same topic named (or identified) twice: refused and not deleted, answered once.
+  const keyOf = (w: { name: string | null; topicId: string }) =>
+    w.name !== null ? `name:${w.name}` : `id:${w.topicId}`;
+  const twice = repeated(wanted.map(keyOf));
+  const answered = new Set<string>();
   const responses = [];
   for (const w of wanted) {
+    const key = keyOf(w);
+    if (twice.has(key)) {
+      if (!answered.has(key)) {
+        responses.push({
+          name: w.name,
+          topicId: w.topicId,
+          errorCode: ErrorCode.INVALID_REQUEST,
+          errorMessage: w.name !== null ? DUPLICATE_NAME : "Duplicate topic id.",
+        });
+      }
+      answered.add(key);
+      continue;
+    }
     let name = w.name;
     if (name === null) {
       name = ctx.meta.listTopics().find((t) => wireUuid(t.topicId) === w.topicId)?.name ?? null;
@@ -158,8 +180,17 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
 export async function createPartitions(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const validateOnly = bool(req.body.validateOnly);
   const results = [];
+  const twice = repeated(arr(req.body.topics).map((t) => str(t.name)));
+  const answered = new Set<string>();
   for (const t of arr(req.body.topics)) {
     const name = str(t.name);
+    if (twice.has(name)) {
+      if (!answered.has(name)) {
+        results.push({ name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: DUPLICATE_NAME });
+      }
+      answered.add(name);
+      continue;
+    }
     // null = place the new partitions automatically.
     const assignments = Array.isArray(t.assignments)
       ? arr(t.assignments).map((a) => brokerIds(a.brokerIds))

@@ -17,6 +17,7 @@ import {
   type KafkaContext,
   nstr,
   num,
+  repeated,
   type RequestContext,
   str,
 } from "../context.ts";
@@ -194,6 +195,9 @@ function alterTarget(
   return { name, topic };
 }
 
+/** Kafka's words for a config named twice for one resource (nothing of it is changed). */
+const DUPLICATE_KEYS = "Error due to duplicate config keys";
+
 /** AlterConfigs replaces a topic's whole override set with the one given. */
 export async function alterConfigs(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const validateOnly = bool(req.body.validateOnly);
@@ -205,6 +209,10 @@ export async function alterConfigs(ctx: KafkaContext, req: RequestContext): Prom
       continue;
     }
     const { name, topic: t } = target;
+    if (repeated(arr(r.configs).map((c) => str(c.name))).size > 0) {
+      responses.push(resourceError(r, ErrorCode.INVALID_REQUEST, DUPLICATE_KEYS));
+      continue;
+    }
     const set: Record<string, string> = {};
     for (const c of arr(r.configs)) {
       const value = nstr(c.value);
@@ -240,6 +248,10 @@ export async function incrementalAlterConfigs(
       continue;
     }
     const { name, topic: t } = target;
+    if (repeated(arr(r.configs).map((c) => str(c.name))).size > 0) {
+      responses.push(resourceError(r, ErrorCode.INVALID_REQUEST, DUPLICATE_KEYS));
+      continue;
+    }
     const set: Record<string, string> = {};
     const del: string[] = [];
     let error: [number, string] | null = null;
