@@ -192,6 +192,12 @@ export class PartitionManager {
     else this.#internal.delete(t.name);
     const resolved = this.meta.topicConfig(t.name);
     const config = logConfigOf(resolved);
+    if (t.internal) {
+      // Internal topics are compacted (INTERNAL_TOPIC_CONFIGS), and as in Kafka a compacted topic
+      // has no time or size retention: an altered retention.ms must not delete committed offsets.
+      config.retentionMs = -1;
+      config.retentionBytes = -1;
+    }
     for (const p of t.partitions) {
       if (!p.replicas.includes(this.nodeId)) continue;
       const k = key(t.name, p.partition);

@@ -242,3 +242,37 @@ test("a record the SQLite view refuses neither fails its commit nor the next sta
   const fetched = b.groups.coordinator.fetchOffsets("bad", null);
   expect(fetched.topics[0].partitions.map((p) => p.offset)).toEqual([5, 7]);
 });
+
+test("retention.ms set on __consumer_offsets deletes no committed offsets (it is compacted)", async () => {
+  const dataDir = tempDir();
+  const a = await open(dataDir);
+  await a.pm.createTopic("t", 1, 1, {});
+  // Kafka accepts this too; with cleanup.policy=compact it has no effect there either.
+  await a.pm.alterTopicConfigs(OFFSETS_TOPIC, { "retention.ms": "1", "segment.bytes": "14" });
+  const groups = Array.from({ length: 12 }, (_, i) => `ret-${i}`);
+  for (const [i, groupId] of groups.entries()) {
+    const r = await a.groups.request({
+      type: "offsetCommit",
+      groupId,
+      generationId: -1,
+      memberId: "",
+      groupInstanceId: null,
+      retentionTimeMs: -1,
+      topics: [{
+        name: "t",
+        partitions: [{ partition: 0, offset: i, leaderEpoch: 0, metadata: null }],
+      }],
+    });
+    if (r.kind !== "offsetCommit") throw new Error("expected commit");
+    expect(r.topics[0].partitions[0].errorCode).toBe(0);
+  }
+  await Bun.sleep(20);
+  await a.pm.enforceRetention();
+  await a.close();
+  const b = await open(dataDir);
+  cleanups.push(b.close);
+  for (const [i, groupId] of groups.entries()) {
+    const f = b.groups.coordinator.fetchOffsets(groupId, null);
+    expect(f.topics[0]?.partitions[0]?.offset).toBe(i);
+  }
+});
