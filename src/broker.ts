@@ -349,7 +349,7 @@ function brokerSettings(cfg: BrokerConfig): BrokerSetting[] {
   const row = (name: string, value: string, dflt: string, typeCode: number, doc: string) => ({
     name,
     value,
-    isDefault: value === dflt,
+    defaultValue: dflt,
     typeCode,
     doc,
   });

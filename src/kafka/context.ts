@@ -29,7 +29,8 @@ export interface KafkaContext {
 export interface BrokerSetting {
   name: string;
   value: string;
-  isDefault: boolean;
+  /** Kafka's default: a value that differs is a static setting, with the default as a synonym. */
+  defaultValue: string;
   /** DescribeConfigs ConfigType: 1 bool, 2 string, 3 int, 5 long. */
   typeCode: number;
   doc: string;

@@ -64,43 +64,39 @@ function brokerRows(ctx: KafkaContext): ConfigRow[] {
   const rows: ConfigRow[] = TOPIC_CONFIGS.map((d) => {
     const set = Object.hasOwn(ctx.meta.topicDefaults, d.name);
     const value = set ? ctx.meta.topicDefaults[d.name] : d.default;
-    const source = set
-      ? CONFIG_SOURCE_CODE.STATIC_BROKER_CONFIG
-      : CONFIG_SOURCE_CODE.DEFAULT_CONFIG;
-    const defaultCode = CONFIG_SOURCE_CODE.DEFAULT_CONFIG;
-    return {
-      name: d.brokerSynonym,
+    return staticRow(
+      d.brokerSynonym,
       value,
-      readOnly: true,
-      source,
-      sensitive: false,
-      typeCode: { string: 2, int: 3, long: 5, list: 7 }[d.type],
-      doc: d.doc,
-      synonyms: set
-        ? [{ name: d.brokerSynonym, value, source }, {
-          name: d.brokerSynonym,
-          value: d.default,
-          source: defaultCode,
-        }]
-        : [{ name: d.brokerSynonym, value, source }],
-    };
+      d.default,
+      set,
+      { string: 2, int: 3, long: 5, list: 7 }[d.type],
+      d.doc,
+    );
   });
   for (const s of ctx.brokerSettings) {
-    const source = s.isDefault
-      ? CONFIG_SOURCE_CODE.DEFAULT_CONFIG
-      : CONFIG_SOURCE_CODE.STATIC_BROKER_CONFIG;
-    rows.push({
-      name: s.name,
-      value: s.value,
-      readOnly: true,
-      source,
-      sensitive: false,
-      typeCode: s.typeCode,
-      doc: s.doc,
-      synonyms: [{ name: s.name, value: s.value, source }],
-    });
+    // Flags: only a value other than the default tells that one was given.
+    const set = s.value !== s.defaultValue;
+    rows.push(staticRow(s.name, s.value, s.defaultValue, set, s.typeCode, s.doc));
   }
   return rows;
+}
+
+/**
+ * A read-only broker config: one set at start is a static setting, listed with Kafka's default
+ * under it as a synonym (Kafka's order); one not set is the default.
+ */
+function staticRow(
+  name: string,
+  value: string,
+  defaultValue: string,
+  set: boolean,
+  typeCode: number,
+  doc: string,
+): ConfigRow {
+  const source = set ? CONFIG_SOURCE_CODE.STATIC_BROKER_CONFIG : CONFIG_SOURCE_CODE.DEFAULT_CONFIG;
+  const synonyms = [{ name, value, source }];
+  if (set) synonyms.push({ name, value: defaultValue, source: CONFIG_SOURCE_CODE.DEFAULT_CONFIG });
+  return { name, value, readOnly: true, source, sensitive: false, typeCode, doc, synonyms };
 }
 
 export function describeConfigs(ctx: KafkaContext, req: RequestContext): Struct {
