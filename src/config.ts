@@ -381,24 +381,18 @@ export function parseCommandLine(
 
   const out: Record<string, unknown> = {};
   for (const o of OPTIONS) {
-    let raw: string | undefined = o.default;
-    let source = `default for --${o.flag}`;
+    // Every source given is checked, not only the one that wins: a bad value in the config file
+    // or the environment is an error even while a flag overrides it this time.
+    let value: unknown = o.default === undefined
+      ? undefined
+      : o.parse(o.default, `default for --${o.flag}`);
     const fv = file[o.flag];
-    if (fv !== undefined) {
-      raw = String(fv);
-      source = `${configPath}: ${o.flag}`;
-    }
+    if (fv !== undefined) value = o.parse(String(fv), `${configPath}: ${o.flag}`);
     const ev = env[envName(o.flag)];
-    if (ev !== undefined && ev !== "") {
-      raw = ev;
-      source = envName(o.flag);
-    }
+    if (ev !== undefined && ev !== "") value = o.parse(ev, envName(o.flag));
     const flagValue = values[o.flag] as string | undefined;
-    if (flagValue !== undefined) {
-      raw = flagValue;
-      source = `--${o.flag}`;
-    }
-    out[o.key] = raw === undefined ? undefined : o.parse(raw, source);
+    if (flagValue !== undefined) value = o.parse(flagValue, `--${o.flag}`);
+    out[o.key] = value;
   }
 
   const topicDefaults: Record<string, string> = {};

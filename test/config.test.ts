@@ -76,6 +76,16 @@ describe("config", () => {
     );
   });
 
+  test("a bad value is refused even where a higher source overrides it", () => {
+    const dir = tempDir();
+    const file = join(dir, "b.json");
+    writeFileSync(file, JSON.stringify({ "kafka-addr": 5 }));
+    expect(() => parseCommandLine(["--config", file, "--kafka-addr", "127.0.0.1:1"], {}))
+      .toThrow(`${file}: kafka-addr`);
+    expect(() => parseCommandLine(["--node-id", "4"], { BROKER_NODE_ID: "x" }))
+      .toThrow("BROKER_NODE_ID");
+  });
+
   test("unknown key in a config file is rejected", () => {
     const dir = tempDir();
     const file = join(dir, "b.json");
