@@ -6,6 +6,9 @@ import { ADVERTISED } from "../../src/protocol/kafka/index.ts";
 import { HANDLERS } from "../../src/kafka/handlers/index.ts";
 import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
 import { RawClient } from "./raw-client.ts";
+import { set as legacySet, wrapped as legacyWrapped } from "../helpers/legacy-messages.ts";
+import { decodeRecordBatches } from "../../src/protocol/record-batch.ts";
+import { decompress } from "../../src/protocol/compression/index.ts";
 
 let broker: RunningBroker;
 const te = new TextEncoder();
@@ -118,7 +121,11 @@ describe("framing", () => {
     await c.write(new Uint8Array([0, 0, 0, 10, 0, 99, 0, 0, 0, 0, 0, 1, 0xff, 0xff]));
     expect(await c.waitClosed()).toBe(true);
     const c2 = await RawClient.connect(broker.kafkaPort);
-    await c2.send(0, 2, produceBody("x", null)); // Produce v2 (magic 0/1 era) is not served
+    // ListOffsets v0 (below the advertised 1-7) is not served.
+    await c2.send(2, 0, {
+      replicaId: -1,
+      topics: [{ name: "x", partitions: [{ partitionIndex: 0, timestamp: -1, maxNumOffsets: 1 }] }],
+    });
     expect(await c2.waitClosed()).toBe(true);
   });
 });
@@ -202,6 +209,59 @@ describe("produce", () => {
     expect((lo.topics as any)[0].partitions[0].offset).toBe(4);
     c.close();
   });
+});
+
+test("Produce v0-v2 with v0/v1 messages: up-converted, read back as one v2 batch", async () => {
+  const c = await RawClient.connect(broker.kafkaPort);
+  const versions = await c.call(18, 0, {});
+  // deno-lint-ignore no-explicit-any
+  const produceRange = (versions.apiKeys as any[]).find((k) => k.apiKey === 0);
+  expect([produceRange.minVersion, produceRange.maxVersion]).toEqual([0, 11]);
+  await createTopic(c, "legacy", 1);
+  const msgs = [
+    { key: "a", value: "1", timestamp: Date.now() - 5 },
+    { key: null, value: "2", timestamp: Date.now() },
+  ];
+  const body = (records: Uint8Array) => ({
+    acks: -1,
+    timeoutMs: 5000,
+    topicData: [{ name: "legacy", partitionData: [{ index: 0, records }] }],
+  });
+  expect(part(await c.call(0, 2, body(legacyWrapped(1, 1, msgs, msgs[1].timestamp)))))
+    .toMatchObject(
+      { errorCode: 0, baseOffset: 0 },
+    );
+  expect(part(await c.call(0, 0, body(legacySet(0, msgs))))).toMatchObject({
+    errorCode: 0,
+    baseOffset: 2,
+  });
+  // A v0/v1 message set in Produce v3+ is refused, as Kafka refuses it.
+  expect(part(await c.call(0, 3, { ...body(legacySet(1, msgs)), transactionalId: null })).errorCode)
+    .toBe(87);
+  const f = await c.call(1, 4, {
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    isolationLevel: 0,
+    topics: [{
+      topic: "legacy",
+      partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }],
+    }],
+  });
+  // deno-lint-ignore no-explicit-any
+  const records = (f as any).responses[0].partitions[0].records as Uint8Array;
+  const batches = decodeRecordBatches(records, (codec, b) => decompress(codec, b));
+  expect(batches.map((b) => b.header.attributes & 7)).toEqual([1, 0]);
+  const td = new TextDecoder();
+  expect(
+    batches.flatMap((b) =>
+      b.records!.map((r) => [r.offset, r.key && td.decode(r.key), td.decode(r.value!)])
+    ),
+  )
+    .toEqual([[0, "a", "1"], [1, null, "2"], [2, "a", "1"], [3, null, "2"]]);
+  expect(batches[0].records!.map((r) => r.timestamp)).toEqual(msgs.map((m) => m.timestamp));
+  c.close();
 });
 
 test("acks=all honours timeout_ms: a zero timeout answers REQUEST_TIMED_OUT, records still land", async () => {

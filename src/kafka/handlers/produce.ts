@@ -23,6 +23,11 @@ import {
   str,
 } from "../context.ts";
 import { batchTraffic } from "../traffic.ts";
+import {
+  LegacyMessageError,
+  recordsMagic,
+  upconvertMessageSet,
+} from "../../protocol/legacy-messages.ts";
 
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 const ZSTD = 4;
@@ -121,7 +126,20 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         );
         continue;
       }
-      const records = pd.records instanceof Uint8Array ? pd.records : null;
+      let records = pd.records instanceof Uint8Array ? pd.records : null;
+      const magic = records === null ? -1 : recordsMagic(records);
+      if (v <= 2 && (magic === 0 || magic === 1)) {
+        // Messages of format v0/v1 (clients before Kafka 0.11): one v2 batch, as Kafka 3.x
+        // up-converts them. Advertising Produce v0-v2 is also what tells librdkafka before 2.10
+        // that gzip, snappy and lz4 are available (it checks for Produce v0).
+        try {
+          records = upconvertMessageSet(records!, { now: Date.now() });
+        } catch (e) {
+          if (!(e instanceof LegacyMessageError)) throw e;
+          parts.push(fail(e.errorCode, e.message));
+          continue;
+        }
+      }
       const bad = checkProduceRecords(records, v);
       if (bad) {
         parts.push(fail(bad[0], bad[1]));

@@ -44,12 +44,14 @@ export type ApiKeyName = keyof typeof ApiKey;
  * retention and kafka-python pinned below 0.9 with v0/v1 (Kafka 3.x served them; 4.0 did not).
  * OffsetFetch v0 (kafka-python pinned to 0.8.1 reads its commits back with it) is answered like v1:
  * Kafka 0.8 read v0 from ZooKeeper, but here every commit lives in __consumer_offsets.
+ * Produce starts at v0 as in Kafka 3.x (v0-v2 messages are up-converted, legacy-messages.ts):
+ * librdkafka before 2.10 sends gzip, snappy and lz4 uncompressed unless Produce v0 is listed.
  */
 export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Map<
   number,
   readonly [number, number]
 >([
-  [ApiKey.Produce, [3, 11]],
+  [ApiKey.Produce, [0, 11]],
   [ApiKey.Fetch, [4, 12]],
   [ApiKey.ListOffsets, [1, 7]],
   [ApiKey.Metadata, [0, 12]],
