@@ -30,6 +30,7 @@ import {
   walkRecordTimestamps,
   writeI64,
 } from "../protocol/record-batch.ts";
+import { CompressionError, DEFAULT_MAX_OUTPUT_BYTES } from "../protocol/compression/index.ts";
 import {
   CorruptRecordError,
   InvalidRecordError,
@@ -201,6 +202,15 @@ function walkTimestamps(
     try {
       section = ctx.decompress ? ctx.decompress(codec, section) : null;
     } catch (e) {
+      // Past the ceiling on decoded bytes (a guard against decompression bombs): a batch too
+      // large to accept, which clients do not retry, rather than a corrupt one, which they do.
+      if (e instanceof CompressionError && e.code === "OUTPUT_LIMIT") {
+        throw new MessageTooLargeError(
+          `the batch decompresses to more than ${
+            DEFAULT_MAX_OUTPUT_BYTES / 2 ** 20
+          } MiB, the most this broker decodes to check a batch (${e.message})`,
+        );
+      }
       throw new CorruptRecordError(`cannot decompress: ${String(e)}`);
     }
   }
