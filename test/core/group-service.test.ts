@@ -50,6 +50,19 @@ async function open(
   return { meta, pm, groups, close };
 }
 
+/** A simple (generation -1) commit of one offset of topic "t". */
+function simpleCommit(groups: GroupService, groupId: string, partition: number, offset: number) {
+  return groups.request({
+    type: "offsetCommit",
+    groupId,
+    generationId: -1,
+    memberId: "",
+    groupInstanceId: null,
+    retentionTimeMs: -1,
+    topics: [{ name: "t", partitions: [{ partition, offset, leaderEpoch: 0, metadata: null }] }],
+  });
+}
+
 test("join, sync, commit; offsets survive a restart and are in SQLite", async () => {
   const dataDir = tempDir();
   const a = await open(dataDir);
@@ -151,15 +164,7 @@ test("__consumer_offsets compaction keeps the latest commit of every key, drops 
   const expected = new Map<string, number>();
   const commit = (groupId: string, partition: number, offset: number) => {
     expected.set(`${groupId}/${partition}`, offset);
-    return a.groups.request({
-      type: "offsetCommit",
-      groupId,
-      generationId: -1,
-      memberId: "",
-      groupInstanceId: null,
-      retentionTimeMs: -1,
-      topics: [{ name: "t", partitions: [{ partition, offset, leaderEpoch: 0, metadata: null }] }],
-    });
+    return simpleCommit(a.groups, groupId, partition, offset);
   };
   for (let round = 0; round < 60; round++) {
     await Promise.all(groups.flatMap((g) => [0, 1, 2, 3].map((p) => commit(g, p, round * 10 + p))));
@@ -216,15 +221,7 @@ test("a record the SQLite view refuses neither fails its commit nor the next sta
   const a = await open(dataDir, {}, refuseBad);
   await a.pm.createTopic("t", 2, 1, {});
   const commit = (groupId: string, partition: number, offset: number) =>
-    a.groups.request({
-      type: "offsetCommit",
-      groupId,
-      generationId: -1,
-      memberId: "",
-      groupInstanceId: null,
-      retentionTimeMs: -1,
-      topics: [{ name: "t", partitions: [{ partition, offset, leaderEpoch: 0, metadata: null }] }],
-    });
+    simpleCommit(a.groups, groupId, partition, offset);
   for (const [g, p, o] of [["bad", 0, 5], ["good", 0, 6], ["bad", 1, 7], ["good", 1, 8]] as const) {
     const r = await commit(g, p, o);
     if (r.kind !== "offsetCommit") throw new Error("expected commit");
@@ -251,18 +248,7 @@ test("retention.ms set on __consumer_offsets deletes no committed offsets (it is
   await a.pm.alterTopicConfigs(OFFSETS_TOPIC, { "retention.ms": "1", "segment.bytes": "14" });
   const groups = Array.from({ length: 12 }, (_, i) => `ret-${i}`);
   for (const [i, groupId] of groups.entries()) {
-    const r = await a.groups.request({
-      type: "offsetCommit",
-      groupId,
-      generationId: -1,
-      memberId: "",
-      groupInstanceId: null,
-      retentionTimeMs: -1,
-      topics: [{
-        name: "t",
-        partitions: [{ partition: 0, offset: i, leaderEpoch: 0, metadata: null }],
-      }],
-    });
+    const r = await simpleCommit(a.groups, groupId, 0, i);
     if (r.kind !== "offsetCommit") throw new Error("expected commit");
     expect(r.topics[0].partitions[0].errorCode).toBe(0);
   }
