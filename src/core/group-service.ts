@@ -344,7 +344,7 @@ export class GroupService {
     flush();
   }
 
-  /** One change to the SQLite view; a refusal is logged (rate-limited by its rarity) and skipped. */
+  /** One change to the SQLite view; a refusal is logged and skipped. */
   #viewApply(apply: () => void, groupId: string): void {
     try {
       apply();
