@@ -239,6 +239,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     });
     // The Kafka listener binds next to HTTP, before registration, so the real port is registered.
     let kafkaAddr = { host: "", port: 0 };
+    // The Kafka listener answers before the group coordinator has replayed __consumer_offsets.
+    const groupsStarted = Promise.withResolvers<void>();
     // One registry for both front doors: GET /metrics shows Kafka and HTTP traffic together.
     const metrics = new Metrics();
     const kafkaCtx: KafkaContext = {
@@ -248,6 +250,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         if (!late.groups) throw new Error("the group coordinator is still starting");
         return late.groups;
       },
+      groupsStarted: groupsStarted.promise,
       producerIds: new ProducerIdAllocator(cfg.dataDir, () => cluster.allocateProducerIdBlock()),
       log: log.child({ component: "kafka" }),
       metrics,
@@ -284,6 +287,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     });
     await groups.start();
     late.groups = groups;
+    groupsStarted.resolve();
     cluster.onGroupList(() => localGroups(groups));
     // Before partitions close: offset appends in flight finish first.
     cleanups.splice(cleanups.indexOf(partitionsClose) + 1, 0, () => groups.stop());

@@ -11,7 +11,10 @@ import type { ProducerIdAllocator } from "./producer-ids.ts";
 export interface KafkaContext {
   readonly partitions: PartitionManager;
   readonly meta: MetadataStore;
+  /** The group coordinator; reading it before `groupsStarted` has settled throws. */
   readonly groups: GroupService;
+  /** Settles once the group coordinator runs: group requests of the first moments wait for it. */
+  readonly groupsStarted: Promise<void>;
   readonly producerIds: ProducerIdAllocator;
   readonly log: Logger;
   /** The broker's Prometheus registry (shared with the HTTP front door). */

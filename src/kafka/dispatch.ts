@@ -18,6 +18,19 @@ import { CloseConnection, type Handler, type KafkaContext, type LentBuffers } fr
 import { FramePool } from "./frame-pool.ts";
 import { HANDLERS } from "./handlers/index.ts";
 
+/** The APIs whose handlers use the group coordinator (handlers/groups.ts). */
+const GROUP_APIS: ReadonlySet<number> = new Set([
+  ApiKey.OffsetCommit,
+  ApiKey.OffsetFetch,
+  ApiKey.JoinGroup,
+  ApiKey.Heartbeat,
+  ApiKey.LeaveGroup,
+  ApiKey.SyncGroup,
+  ApiKey.DescribeGroups,
+  ApiKey.ListGroups,
+  ApiKey.DeleteGroups,
+]);
+
 /** Per-API counters, for logs and the fuzz test's coverage report. */
 export interface ApiStats {
   requests: number;
@@ -81,6 +94,9 @@ export class Dispatcher implements FrameDispatcher {
     const t0 = performance.now();
     const lent = new Lent(conn.pool);
     try {
+      // In the first moments of a start the coordinator is still replaying its topic: group
+      // requests wait for it (responses stay in request order) rather than fail.
+      if (GROUP_APIS.has(header.apiKey)) await this.ctx.groupsStarted;
       const result = await handler(this.ctx, {
         header,
         body,
@@ -118,7 +134,8 @@ export class Dispatcher implements FrameDispatcher {
   }
 
   closed(conn: KafkaConnection): void {
-    this.ctx.groups.disconnected(conn);
+    // A connection may close before the coordinator runs (it then holds nothing of it).
+    void this.ctx.groupsStarted.then(() => this.ctx.groups.disconnected(conn));
   }
 }
 

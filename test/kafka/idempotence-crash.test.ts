@@ -59,7 +59,13 @@ async function openBroker(dataDir: string, io: CrashFileIO) {
   await registerSelf(meta);
   await partitions.openAll();
   // Only what the Produce handler touches; the rest of the context is not reached.
-  const ctx = { partitions, meta, log, metrics: new Metrics() } as unknown as KafkaContext;
+  const ctx = {
+    partitions,
+    meta,
+    log,
+    metrics: new Metrics(),
+    groupsStarted: Promise.resolve(),
+  } as unknown as KafkaContext;
   return { meta, partitions, ctx };
 }
 
