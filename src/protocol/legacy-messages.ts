@@ -78,10 +78,12 @@ export function upconvertMessageSet(set: Uint8Array, opts: Options): Uint8Array 
   if (records.length === 0) {
     throw new LegacyMessageError(INVALID_RECORD, "no messages in the message set");
   }
-  const timestamps = records.map((r) => r.timestamp!);
+  // A loop, not Math.min(...): a 100 MiB request can hold millions of messages.
+  let baseTimestamp = Infinity;
+  for (const r of records) if (r.timestamp! < baseTimestamp) baseTimestamp = r.timestamp!;
   return encodeRecordBatch({
     records,
-    baseTimestamp: Math.min(...timestamps),
+    baseTimestamp,
     codec,
     compress: (c, data) => compress(c, data),
   });

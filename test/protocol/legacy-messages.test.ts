@@ -11,6 +11,7 @@ import {
 import { decodeRecordBatches } from "../../src/protocol/record-batch.ts";
 import { message, type Msg, set, wrapped } from "../helpers/legacy-messages.ts";
 
+const te = new TextEncoder();
 const td = new TextDecoder();
 
 function decoded(batch: Uint8Array) {
@@ -59,6 +60,17 @@ describe("legacy message sets", () => {
   test("several wrappers and plain messages in one set become one batch", () => {
     const s = Buffer.concat([wrapped(1, 1, MSGS.slice(0, 2)), set(1, MSGS.slice(2))]);
     expect(decoded(upconvertMessageSet(s, { now: 5 })).records).toEqual(MSGS as never);
+  });
+
+  test("two million messages in one set (a 55 MB request) become one batch", () => {
+    const one = message(0, 0, null, te.encode("x"));
+    const n = 2_000_000;
+    const s = new Uint8Array(one.length * n);
+    for (let i = 0; i < n; i++) s.set(one, i * one.length);
+    const out = upconvertMessageSet(s, { now: 5 });
+    const v = new DataView(out.buffer, out.byteOffset);
+    expect(v.getInt32(23)).toBe(n - 1); // last offset delta
+    expect(v.getInt32(57)).toBe(n); // record count
   });
 
   test("refused: CRC mismatch, truncation, nested compression, empty set", () => {
