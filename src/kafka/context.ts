@@ -103,3 +103,19 @@ export function repeated(values: readonly string[]): Set<string> {
   for (const v of values) (seen.has(v) ? twice : seen).add(v);
   return twice;
 }
+
+/**
+ * For requests that must refuse an item named twice and answer it once (Kafka's controller):
+ * the returned check gives "answer" at a repeated key's first entry, "skip" at its later ones,
+ * and null for a key given once.
+ */
+export function refuseRepeated(keys: readonly string[]): (key: string) => "answer" | "skip" | null {
+  const twice = repeated(keys);
+  const answered = new Set<string>();
+  return (key) => {
+    if (!twice.has(key)) return null;
+    if (answered.has(key)) return "skip";
+    answered.add(key);
+    return "answer";
+  };
+}

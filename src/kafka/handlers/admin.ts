@@ -11,7 +11,7 @@ import {
   type KafkaContext,
   nstr,
   num,
-  repeated,
+  refuseRepeated,
   type RequestContext,
   str,
 } from "../context.ts";
@@ -25,8 +25,7 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
   const validateOnly = bool(req.body.validateOnly);
   const requested = arr(req.body.topics);
   // A name given twice is refused (and not created), answered once, as Kafka's controller does.
-  const twice = repeated(requested.map((t) => str(t.name)));
-  const answered = new Set<string>();
+  const repeatedName = refuseRepeated(requested.map((t) => str(t.name)));
   const topics = [];
   for (const t of requested) {
     const name = str(t.name);
@@ -42,9 +41,9 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
       errorCode,
       errorMessage,
     });
-    if (twice.has(name)) {
-      if (!answered.has(name)) topics.push(fail(ErrorCode.INVALID_REQUEST, DUPLICATE_NAME));
-      answered.add(name);
+    const dup = repeatedName(name);
+    if (dup !== null) {
+      if (dup === "answer") topics.push(fail(ErrorCode.INVALID_REQUEST, DUPLICATE_NAME));
       continue;
     }
     let assignments: number[][] | undefined;
@@ -121,13 +120,12 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
   // The same topic named (or identified) twice: refused and not deleted, answered once.
   const keyOf = (w: { name: string | null; topicId: string }) =>
     w.name !== null ? `name:${w.name}` : `id:${w.topicId}`;
-  const twice = repeated(wanted.map(keyOf));
-  const answered = new Set<string>();
+  const repeatedTopic = refuseRepeated(wanted.map(keyOf));
   const responses = [];
   for (const w of wanted) {
-    const key = keyOf(w);
-    if (twice.has(key)) {
-      if (!answered.has(key)) {
+    const dup = repeatedTopic(keyOf(w));
+    if (dup !== null) {
+      if (dup === "answer") {
         responses.push({
           name: w.name,
           topicId: w.topicId,
@@ -135,7 +133,6 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
           errorMessage: w.name !== null ? DUPLICATE_NAME : "Duplicate topic id.",
         });
       }
-      answered.add(key);
       continue;
     }
     let name = w.name;
@@ -180,15 +177,14 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
 export async function createPartitions(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
   const validateOnly = bool(req.body.validateOnly);
   const results = [];
-  const twice = repeated(arr(req.body.topics).map((t) => str(t.name)));
-  const answered = new Set<string>();
+  const repeatedName = refuseRepeated(arr(req.body.topics).map((t) => str(t.name)));
   for (const t of arr(req.body.topics)) {
     const name = str(t.name);
-    if (twice.has(name)) {
-      if (!answered.has(name)) {
+    const dup = repeatedName(name);
+    if (dup !== null) {
+      if (dup === "answer") {
         results.push({ name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: DUPLICATE_NAME });
       }
-      answered.add(name);
       continue;
     }
     // null = place the new partitions automatically.
