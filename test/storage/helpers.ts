@@ -67,12 +67,19 @@ export async function simulatedStore(
 ): Promise<{ io: CrashFileIO; store: SegmentLogStore }> {
   const io = new CrashFileIO();
   io.mkdirp("/data");
-  const store = await SegmentLogStore.open({
+  return { io, store: await storeOn(io, opts) };
+}
+
+/** A segment store on the simulated file system `io`: its first open, or again after a crash. */
+export function storeOn(
+  io: CrashFileIO,
+  opts: Partial<SegmentStoreOptions> = {},
+): Promise<SegmentLogStore> {
+  return SegmentLogStore.open({
     dataDir: "/data",
     io,
     clock: new FakeClock(),
     checkpointIntervalMs: 0,
     ...opts,
   });
-  return { io, store };
 }

@@ -4,7 +4,7 @@ import { decodeRecordBatches, OFF_CRC } from "../../src/protocol/record-batch.ts
 import { CrashFileIO, seededRandom } from "../../src/storage/crash-fs.ts";
 import { SegmentLogStore } from "../../src/storage/log-store.ts";
 import type { SegmentPartitionLog } from "../../src/storage/partition-log.ts";
-import { batch, FakeClock } from "./helpers.ts";
+import { batch, storeOn } from "./helpers.ts";
 
 const DIR = "/data/logs/t-0";
 const spec = {
@@ -18,11 +18,7 @@ async function open(
   io: CrashFileIO,
   logs?: string[],
 ): Promise<{ store: SegmentLogStore; log: SegmentPartitionLog }> {
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    checkpointIntervalMs: 0,
+  const store = await storeOn(io, {
     logger: (_l, msg, f) => logs?.push(`${msg} ${JSON.stringify(f)}`),
   });
   const log = (await store.openLog(spec)) as SegmentPartitionLog;
@@ -209,12 +205,7 @@ describe("changes after a clean restart", () => {
   // Large segments here, so the append lands in the active segment (a roll would make the
   // restart unclean by itself and hide the case under test).
   async function openBig(io: CrashFileIO) {
-    const store = await SegmentLogStore.open({
-      dataDir: "/data",
-      io,
-      clock: new FakeClock(),
-      checkpointIntervalMs: 0,
-    });
+    const store = await storeOn(io);
     const log = (await store.openLog({
       ...spec,
       config: { ...spec.config, segmentBytes: 1 << 20 },

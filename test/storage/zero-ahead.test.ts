@@ -14,7 +14,7 @@ import type { PartitionLog } from "../../src/storage/types.ts";
 import type { SegmentPartitionLog } from "../../src/storage/partition-log.ts";
 import { SegmentLogStore } from "../../src/storage/log-store.ts";
 import type { CrashFileIO } from "../../src/storage/crash-fs.ts";
-import { batch, FakeClock, simulatedStore } from "./helpers.ts";
+import { batch, simulatedStore, storeOn } from "./helpers.ts";
 
 const KIB = 1024;
 const SEG = "/data/logs/t-0/00000000000000000000.log";
@@ -136,12 +136,7 @@ async function bigLog(store: SegmentLogStore): Promise<PartitionLog> {
 
 /** The store and log "t-0" on `io` again, as after a restart. */
 async function reopen(io: CrashFileIO) {
-  const store = await SegmentLogStore.open({
-    dataDir: "/data",
-    io,
-    clock: new FakeClock(),
-    checkpointIntervalMs: 0,
-  });
+  const store = await storeOn(io);
   return { store, log: await store.openLog({ topic: "t", partition: 0, topicId: "X" }) };
 }
 
