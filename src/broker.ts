@@ -25,6 +25,9 @@ import { ProducerIdAllocator } from "./kafka/producer-ids.ts";
 import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
 import { localGroups } from "./http/groups.ts";
 import { ClusterService } from "./cluster/node.ts";
+import { ControllerService } from "./replication/controller-service.ts";
+import { ReplicaManager } from "./replication/replica-manager.ts";
+import { SessionClient } from "./replication/session-client.ts";
 
 /** How often closed segments are checked against retention.ms / retention.bytes. */
 const RETENTION_CHECK_MS = 1000;
@@ -152,8 +155,6 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         topicDefaults: cfg.topicDefaults,
         numPartitions: cfg.numPartitions,
         defaultReplicationFactor: cfg.defaultReplicationFactor,
-        // Until partitions are replicated between brokers (docs/cluster.md).
-        maxReplicationFactor: 1,
         isDown: (id) => cluster.memberDown(id),
       });
     } catch (e) {
@@ -181,6 +182,43 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     );
     const partitionsClose = () => partitions.close();
     cleanups.push(partitionsClose);
+    // Replication: the controller (active while this broker leads the metadata quorum), the
+    // session this broker holds with it, and the replica shell (followers' fetches, ISR changes).
+    const controller = new ControllerService(
+      cluster,
+      meta,
+      log.child({ component: "controller" }),
+      {
+        sessions: { sessionTimeoutMs: cfg.brokerSessionTimeoutMs },
+        autoLeaderRebalance: cfg.autoLeaderRebalance,
+      },
+    );
+    const late0: { session?: SessionClient } = {};
+    const replication = new ReplicaManager(
+      partitions,
+      cluster,
+      log.child({ component: "replication" }),
+      (method, body) =>
+        late0.session
+          ? late0.session.call(method, body)
+          : Promise.reject(new Error("no controller session yet")),
+      cfg.replicaLagTimeMaxMs,
+    );
+    partitions.setReplication(replication);
+    const session = new SessionClient(
+      cluster,
+      controller,
+      log.child({ component: "session" }),
+      (fenced) => replication.setCanLead(!fenced),
+    );
+    late0.session = session;
+    cleanups.push(() => {
+      session.stop();
+      replication.stop();
+      controller.stop();
+    });
+    controller.start();
+    replication.start();
     await partitions.openAll();
     // The Kafka handlers and the metadata hook below need the group service, which exists only
     // after this broker registered.
@@ -255,7 +293,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       log: log.child({ component: "kafka" }),
       metrics,
       autoCreateTopics: cfg.autoCreateTopics,
-      brokerSettings: brokerSettings(cfg),
+      brokerSettings: brokerSettings(cfg, meta),
       advertised: () => kafkaAddr,
       controllerId: () => cluster.controllerId(),
     };
@@ -281,6 +319,17 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     });
     // Runs early on shutdown: leadership moves away before anything closes.
     cleanups.push(() => cluster.leave());
+    // Before that: partition leadership moves to in-sync replicas (controlled shutdown).
+    cleanups.push(async () => {
+      const moved = await session.shutdown(cfg.controlledShutdownMs);
+      log.info("controlled shutdown", { leadership_moved: moved });
+    });
+    // A registered broker starts fenced: the controller unfences it once it has caught up on
+    // the metadata, and elects it where it is the partitions' leader; only then may it lead.
+    session.start();
+    await Promise.race([session.unfenced, Bun.sleep(15_000)]);
+    if (session.fenced) log.warn("the controller has not unfenced this broker yet", {});
+    await partitions.settled(10_000);
 
     const groups = new GroupService(partitions, meta, log.child({ component: "groups" }), {
       initialRebalanceDelayMs: cfg.groupInitialRebalanceDelayMs,
@@ -349,7 +398,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
 }
 
 /** Static settings DescribeConfigs reports for the broker resource (read-only: they are flags). */
-function brokerSettings(cfg: BrokerConfig): BrokerSetting[] {
+function brokerSettings(cfg: BrokerConfig, meta: MetadataStore): BrokerSetting[] {
   const row = (name: string, value: string, dflt: string, typeCode: number, doc: string) => ({
     name,
     value,
@@ -367,13 +416,17 @@ function brokerSettings(cfg: BrokerConfig): BrokerSetting[] {
       "whether Metadata creates unknown topics (--auto-create-topics)",
     ),
     row("num.partitions", String(cfg.numPartitions), "1", 3, "partitions of auto-created topics"),
-    row(
-      "default.replication.factor",
-      String(cfg.defaultReplicationFactor),
-      "1",
-      3,
-      "replication factor of auto-created topics",
-    ),
+    {
+      name: "default.replication.factor",
+      get value() {
+        return String(meta.defaultReplicationFactor());
+      },
+      get defaultValue() {
+        return String(meta.automaticReplicationFactor());
+      },
+      typeCode: 3,
+      doc: "replication factor of topics created without one (default: min(3, live brokers))",
+    },
     row(
       "group.initial.rebalance.delay.ms",
       String(cfg.groupInitialRebalanceDelayMs),

@@ -29,14 +29,25 @@ export interface BrokerConfig {
   zeroAhead: boolean;
   logLevel: LogLevelName;
   groupInitialRebalanceDelayMs: number;
+  /** replica.lag.time.max.ms: a follower not caught up this long leaves the ISR. */
+  replicaLagTimeMaxMs: number;
+  /** broker.session.timeout.ms: a broker silent this long to the controller is fenced. */
+  brokerSessionTimeoutMs: number;
+  /** auto.leader.rebalance.enable: leadership returns to preferred replicas. */
+  autoLeaderRebalance: boolean;
+  /** How long SIGTERM waits for leadership to move away (controlled shutdown). */
+  controlledShutdownMs: number;
   /** Bearer token the HTTP API requires (all routes but /healthz); undefined: open. */
   httpToken: string | undefined;
   /** Metadata requests may create unknown topics when the client allows it (auto.create.topics.enable). */
   autoCreateTopics: boolean;
   /** Partitions of a topic created without a count (num.partitions). */
   numPartitions: number;
-  /** Replication factor of a topic created without one (default.replication.factor). */
-  defaultReplicationFactor: number;
+  /**
+   * Replication factor of a topic created without one (default.replication.factor);
+   * undefined: automatic, min(3, live brokers).
+   */
+  defaultReplicationFactor: number | undefined;
   /** Broker-wide defaults for topic configs (`log.retention.ms` style keys map to topic keys). */
   topicDefaults: Record<string, string>;
 }
@@ -230,6 +241,38 @@ export const OPTIONS: OptionSpec[] = [
     parse: intIn(0, 300_000),
   },
   {
+    flag: "replica-lag-time-max-ms",
+    key: "replicaLagTimeMaxMs",
+    arg: "MS",
+    default: "10000",
+    help: "a follower that has not caught up with its leader for this long leaves the ISR",
+    parse: intIn(100, 3_600_000),
+  },
+  {
+    flag: "broker-session-timeout-ms",
+    key: "brokerSessionTimeoutMs",
+    arg: "MS",
+    default: "3000",
+    help: "a broker silent this long to the controller is fenced and its partitions fail over",
+    parse: intIn(500, 600_000),
+  },
+  {
+    flag: "auto-leader-rebalance",
+    key: "autoLeaderRebalance",
+    arg: "true|false",
+    default: "true",
+    help: "move partition leadership back to preferred replicas when they return",
+    parse: parseBool,
+  },
+  {
+    flag: "controlled-shutdown-ms",
+    key: "controlledShutdownMs",
+    arg: "MS",
+    default: "5000",
+    help: "on SIGTERM, how long to wait for partition leadership to move to in-sync replicas",
+    parse: intIn(0, 600_000),
+  },
+  {
     flag: "auto-create-topics",
     key: "autoCreateTopics",
     arg: "true|false",
@@ -249,19 +292,10 @@ export const OPTIONS: OptionSpec[] = [
     flag: "default-replication-factor",
     key: "defaultReplicationFactor",
     arg: "N",
-    default: "1",
-    help: "replication factor of a topic created without one (auto-created or -1); 1 until " +
-      "partitions are replicated between brokers",
-    parse: (v, name) => {
-      const n = intIn(1, 32767)(v, name);
-      if (n > 1) {
-        throw new ConfigError(
-          `${name}: replication factor ${n} is not supported yet (partitions are not replicated ` +
-            "between brokers); use 1",
-        );
-      }
-      return n;
-    },
+    default: undefined,
+    help: "replication factor of a topic created without one (auto-created or -1); a topic " +
+      "is refused when fewer brokers are live (default: 3, or every live broker when fewer)",
+    parse: intIn(1, 32767),
   },
   {
     flag: "http-token",

@@ -115,7 +115,7 @@ describe("config", () => {
     const d = run([]);
     expect(d.autoCreateTopics).toBe(true);
     expect(d.numPartitions).toBe(1);
-    expect(d.defaultReplicationFactor).toBe(1);
+    expect(d.defaultReplicationFactor).toBeUndefined(); // automatic: min(3, live brokers)
     expect(d.groupInitialRebalanceDelayMs).toBe(3000);
     const c = run(
       [
@@ -131,8 +131,8 @@ describe("config", () => {
     expect(c.autoCreateTopics).toBe(false);
     expect(c.numPartitions).toBe(6);
     expect(c.defaultReplicationFactor).toBe(1);
-    // Above 1 is refused with the reason until partitions are replicated between brokers.
-    expect(() => run(["--default-replication-factor", "3"])).toThrow("not supported yet");
+    // Any factor is accepted here; a topic is refused when fewer brokers are live.
+    expect(run(["--default-replication-factor", "3"]).defaultReplicationFactor).toBe(3);
     expect(c.groupInitialRebalanceDelayMs).toBe(0);
     for (
       const bad of [
@@ -140,6 +140,8 @@ describe("config", () => {
         ["--num-partitions", "0"],
         ["--num-partitions", "1.5"],
         ["--default-replication-factor", "-1"],
+        ["--default-replication-factor", "0"],
+        ["--default-replication-factor", "32768"],
         ["--group-initial-rebalance-delay-ms", "-5"],
       ]
     ) {

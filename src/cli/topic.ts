@@ -42,7 +42,8 @@ export const topicCommands: Command[] = [
     summary: "Create a topic.",
     flags: [
       "--partitions N            partition count (default: the broker's num.partitions)",
-      "--replication-factor N    replicas per partition",
+      "--replication-factor N    replicas per partition (default: the broker's " +
+      "default.replication.factor, 3 or every live broker when fewer)",
       "--config KEY=VALUE        a topic config, repeatable",
     ],
     examples: [

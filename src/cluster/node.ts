@@ -24,7 +24,8 @@ import { decodeSwim, encodeSwim } from "./swim/codec.ts";
 import type { SwimConfig } from "./swim/config.ts";
 import { SwimNode } from "./swim/node.ts";
 import type { MemberAddrs, MemberState, SwimOutput } from "./swim/types.ts";
-import { ClusterNet, splitAddr } from "./transport.ts";
+import { type CallAnswer, ClusterNet, type Hello, splitAddr } from "./transport.ts";
+import { PeerLink } from "./peer-link.ts";
 
 /** Forwards of a leader-only request: joiner → seed → leader, or → stale leader → new leader. */
 const MAX_HOPS = 2;
@@ -162,6 +163,12 @@ export class ClusterService {
   #swim: SwimNode | undefined;
   #swimTimer: ReturnType<typeof setTimeout> | undefined;
   #promoting = false;
+  readonly #callHandlers = new Map<
+    string,
+    (from: number, body: unknown, tail: Uint8Array) => Promise<CallAnswer>
+  >();
+  readonly #peerClosed: ((id: number) => void)[] = [];
+  #beforeRegister: ((nodeId: number) => Promise<void>) | undefined;
   #savedIncarnation = 0;
   #lastRole = "";
   #closed = false;
@@ -193,6 +200,16 @@ export class ClusterService {
       onPeer: (id, addr) => this.#learnPeer(id, addr),
       onSwim: (bytes, from) => this.#onSwim(bytes, from),
       onRequest: (method, body) => this.#onRequest(method, body),
+      onCall: (from, method, body, tail) => {
+        const h = this.#callHandlers.get(method);
+        if (h === undefined || this.#closed) {
+          return Promise.reject(new Error(`unknown call ${method.slice(0, 40)}`));
+        }
+        return h(from, body, tail);
+      },
+      onPeerClosed: (id) => {
+        for (const fn of this.#peerClosed) fn(id);
+      },
     });
   }
 
@@ -331,6 +348,71 @@ export class ClusterService {
     } catch {
       return [];
     }
+  }
+
+  /** The controller's step before a registration is appended (fence the old incarnation). */
+  onBeforeRegister(fn: (nodeId: number) => Promise<void>): void {
+    this.#beforeRegister = fn;
+  }
+
+  /** Serve calls of `method` from identified peers (replica fetches, controller sessions). */
+  handleCall(
+    method: string,
+    fn: (from: number, body: unknown, tail: Uint8Array) => Promise<CallAnswer>,
+  ): void {
+    this.#callHandlers.set(method, fn);
+  }
+
+  /** Called when a connection from a peer closes (a hint for the controller's sessions). */
+  onPeerClosed(fn: (id: number) => void): void {
+    this.#peerClosed.push(fn);
+  }
+
+  /** A dedicated identified connection to `nodeId` (undefined while its address is unknown). */
+  link(nodeId: number): PeerLink | undefined {
+    const addr = this.#peerAddr(nodeId);
+    if (addr === undefined) return undefined;
+    return new PeerLink(
+      addr,
+      (): Hello | undefined =>
+        this.#closed
+          ? undefined
+          : { clusterId: this.clusterId, nodeId: this.nodeId, addr: this.address },
+    );
+  }
+
+  /** The current cluster address of `nodeId`, if known. */
+  peerAddress(nodeId: number): string | undefined {
+    return this.#peerAddr(nodeId);
+  }
+
+  /** Whether this broker leads the metadata quorum (and so runs the controller). */
+  isController(): boolean {
+    return this.#raft?.node.role === "leader";
+  }
+
+  /** The Raft term, which names a controller's reign (sessions start afresh with each). */
+  controllerTerm(): number {
+    return this.#raft?.node.term ?? 0;
+  }
+
+  /** Metadata entries applied here. */
+  appliedIndex(): number {
+    return this.#raft?.appliedIndex() ?? 0;
+  }
+
+  /** The commit index this broker knows of (a broker is caught up when it applied this). */
+  commitIndex(): number {
+    return this.#raft?.node.commit ?? 0;
+  }
+
+  /** Controller only: append a record and resolve once committed and applied here. */
+  async appendAsController(r: MetadataRecord): Promise<number> {
+    const raft = this.#raft;
+    if (raft === undefined || raft.node.role !== "leader") {
+      throw new MetaError("NOT_CONTROLLER", `broker ${this.nodeId} is not the controller`);
+    }
+    return await raft.append(r);
   }
 
   /** The metadata quorum's leader (the controller Kafka clients are told), or -1 if unknown. */
@@ -685,7 +767,11 @@ export class ClusterService {
       return await raft.append(parseRecord({ type: "ProducerIdsAllocated", nodeId: b.nodeId }));
     }
     // register: the record is validated like any record from the network.
+    if (isNodeId(b.nodeId)) await this.#beforeRegister?.(b.nodeId);
     const rec = parseRecord({
+      // With a controller a broker registers fenced, to be unfenced once caught up; a bare
+      // metadata quorum (tests of the Raft layer) has nobody to unfence it.
+      fenced: this.#beforeRegister !== undefined,
       type: "BrokerRegistered",
       nodeId: b.nodeId,
       host: b.host,

@@ -16,7 +16,16 @@ const MAX_QUEUED_BYTES = 16 << 20;
 /** After a failed connect, sends to that address are dropped for this long. */
 const RECONNECT_BACKOFF_MS = 200;
 
-export const FrameKind = { hello: 1, raft: 2, request: 3, response: 4, swim: 5 } as const;
+export const FrameKind = {
+  hello: 1,
+  raft: 2,
+  request: 3,
+  response: 4,
+  swim: 5,
+  /** A call on an identified connection (after hello): replica fetches, controller sessions. */
+  call: 6,
+  reply: 7,
+} as const;
 type Kind = (typeof FrameKind)[keyof typeof FrameKind];
 const KINDS = new Set<number>(Object.values(FrameKind));
 
@@ -197,6 +206,44 @@ export interface NetHandlers {
   onSwim(swim: Uint8Array, fromAddr: string): void;
   /** Answers a request; a thrown error becomes an error response. */
   onRequest(method: string, body: unknown): Promise<unknown>;
+  /**
+   * Answers a call from an identified peer (its hello's node id): JSON body plus raw bytes.
+   * A thrown error becomes an error reply.
+   */
+  onCall?(from: number, method: string, body: unknown, tail: Uint8Array): Promise<CallAnswer>;
+  /** A connection from a peer that said hello closed: a hint it may be gone. */
+  onPeerClosed?(nodeId: number): void;
+}
+
+export interface CallAnswer {
+  body: unknown;
+  /** Raw bytes after the JSON header (record batches: bytes stay bytes). */
+  tail?: Uint8Array[];
+}
+
+/** [u32 header length][JSON header][tail bytes...] */
+export function encodeCall(header: unknown, tail: readonly Uint8Array[] = []): Uint8Array {
+  const h = enc.encode(JSON.stringify(header));
+  let n = 4 + h.length;
+  for (const t of tail) n += t.length;
+  const out = new Uint8Array(n);
+  new DataView(out.buffer).setUint32(0, h.length);
+  out.set(h, 4);
+  let at = 4 + h.length;
+  for (const t of tail) {
+    out.set(t, at);
+    at += t.length;
+  }
+  return out;
+}
+
+export function decodeCall(payload: Uint8Array): { header: unknown; tail: Uint8Array } | undefined {
+  if (payload.length < 4) return undefined;
+  const len = new DataView(payload.buffer, payload.byteOffset).getUint32(0);
+  if (len > payload.length - 4) return undefined;
+  const header = parseJson(payload.subarray(4, 4 + len));
+  if (header === undefined) return undefined;
+  return { header, tail: payload.subarray(4 + len) };
 }
 
 interface Outbound {
@@ -356,7 +403,10 @@ export class ClusterNet {
     const decoder = new FrameDecoder();
     let peer: Hello | undefined;
     sock.on("error", () => {});
-    sock.on("close", () => this.#inbound.delete(sock));
+    sock.on("close", () => {
+      this.#inbound.delete(sock);
+      if (peer !== undefined && !this.#closed) this.#handlers?.onPeerClosed?.(peer.nodeId);
+    });
     sock.on("data", (chunk: Buffer) => {
       let frames;
       try {
@@ -420,6 +470,22 @@ export class ClusterNet {
         h.onRequest(v.method, v.body).then(
           (body) => reply({ ok: true, body }),
           (e) => reply({ ok: false, error: e instanceof Error ? e.message : String(e) }),
+        );
+        return true;
+      }
+      case FrameKind.call: {
+        // Only a peer that said hello may call: the node id is the hello's, never the body's.
+        if (peer === undefined || h?.onCall === undefined) return false;
+        const c = decodeCall(payload);
+        if (c === undefined || !isObj(c.header)) return false;
+        const { id, method, body } = c.header;
+        if (!Number.isSafeInteger(id) || typeof method !== "string") return false;
+        const reply = (header: unknown, tail?: Uint8Array[]) => {
+          if (!sock.destroyed) sock.write(encodeFrame(FrameKind.reply, encodeCall(header, tail)));
+        };
+        h.onCall(peer.nodeId, method, body, c.tail).then(
+          (a) => reply({ id, ok: true, body: a.body }, a.tail),
+          (e) => reply({ id, ok: false, error: e instanceof Error ? e.message : String(e) }),
         );
         return true;
       }

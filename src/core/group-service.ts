@@ -56,6 +56,9 @@ export class GroupService {
   #timerAt = Infinity;
   #partitionCount = 0;
   #stopped = false;
+  #started = false;
+  /** Offsets partitions whose groups are loaded here (led here, replayed). */
+  readonly #loaded = new Set<number>();
   readonly #now: () => number;
   /** Appends are materialised in order per offsets partition. */
   readonly #materialiseChain = new Map<number, Promise<void>>();
@@ -100,13 +103,17 @@ export class GroupService {
     this.#partitionCount = t.partitions.length;
     const started = performance.now();
     let count = 0;
+    // In a cluster, a broker coordinates the groups of the offsets partitions it leads; it loads
+    // them when it takes the lead and forgets them when it loses it (replicated like any topic).
+    this.partitions.onLeadership((r, leading) => {
+      if (r.topic !== OFFSETS_TOPIC || this.#stopped || !this.#started) return;
+      if (leading) this.#load(r.partition);
+      else this.#unload(r.partition);
+    });
+    this.#started = true;
     for (const p of t.partitions) {
-      // In a cluster, only the partitions hosted here are replayed here.
-      if (!this.partitions.has(OFFSETS_TOPIC, p.partition)) continue;
-      const records = this.#readAll(p.partition);
-      count += records.length;
-      this.#materialise(records.map((r) => r.decoded));
-      this.#run(this.coordinator.restore(records.map((r) => r.encoded), this.#now()));
+      if (this.partitions.leaderError(OFFSETS_TOPIC, p.partition) !== 0) continue;
+      count += this.#load(p.partition);
     }
     this.log.info("groups restored", {
       records: count,
@@ -123,6 +130,29 @@ export class GroupService {
     for (const topic of gone) this.topicDeleted(topic);
     this.#schedule();
     this.compactor.start();
+  }
+
+  /** Replay one offsets partition into the coordinator (after dropping what it held of it). */
+  #load(partition: number): number {
+    this.#unload(partition);
+    const records = this.#readAll(partition);
+    this.#materialise(records.map((r) => r.decoded));
+    this.#run(this.coordinator.restore(records.map((r) => r.encoded), this.#now()));
+    this.#loaded.add(partition);
+    this.#schedule();
+    if (records.length > 0) {
+      this.log.info("groups loaded", { offsets_partition: partition, records: records.length });
+    }
+    return records.length;
+  }
+
+  /** This broker stopped leading an offsets partition: its groups go (clients move on). */
+  #unload(partition: number): void {
+    const had = this.#loaded.delete(partition);
+    this.#run(
+      this.coordinator.unload((g) => this.partitionFor(g) === partition, this.#now()),
+    );
+    if (had) this.log.info("groups unloaded", { offsets_partition: partition });
   }
 
   /** A topic was deleted (here or through another broker): drop the groups' offsets of it. */
@@ -182,7 +212,8 @@ export class GroupService {
    */
   coordinates(groupId: string): boolean {
     // The open partition carries its leader: no metadata query per heartbeat or commit.
-    return this.partitions.leaderError(OFFSETS_TOPIC, this.partitionFor(groupId)) === 0;
+    const p = this.partitionFor(groupId);
+    return this.#loaded.has(p) && this.partitions.leaderError(OFFSETS_TOPIC, p) === 0;
   }
 
   /**

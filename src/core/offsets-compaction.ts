@@ -88,7 +88,8 @@ export class OffsetsCompactor {
     const done: CompactionResult[] = [];
     for (let p = 0; p < this.partitionCount(); p++) {
       if (this.#stopped) break;
-      if (!this.partitions.has(OFFSETS_TOPIC, p)) continue;
+      // Only the leader compacts: followers copy what it decided.
+      if (this.partitions.leaderError(OFFSETS_TOPIC, p) !== 0) continue;
       const size = this.partitions.partition(OFFSETS_TOPIC, p).log.sizeBytes();
       const live = this.#liveBytes.get(p) ?? 0;
       if (size < this.#minBytes || size < live * this.#growth) continue;

@@ -1,7 +1,12 @@
 // The broker core for partitions: keeps the open logs in step with the metadata, appends with
 // the right durability, serves reads below the high watermark and wakes long-polling readers.
 // Front ends (HTTP, Kafka) call this; it calls storage and meta.
-import type { MetadataStore, ResolvedTopicConfig, TopicInfo } from "../meta/index.ts";
+import type {
+  MetadataStore,
+  PartitionInfo,
+  ResolvedTopicConfig,
+  TopicInfo,
+} from "../meta/index.ts";
 import {
   type AppendResult,
   type LogConfig,
@@ -13,6 +18,8 @@ import {
 } from "../storage/index.ts";
 import { isDiskFull, type SpaceReserve } from "./space-reserve.ts";
 import type { Logger } from "../log.ts";
+import { Replica } from "../replication/replica.ts";
+import type { IsrProposal } from "../replication/leader.ts";
 
 /** An error a front end maps to its protocol: Kafka error code plus a message. */
 export class BrokerError extends Error {
@@ -47,19 +54,32 @@ interface Waiter {
   wake: () => void;
 }
 
-interface PartitionState {
-  topic: string;
-  partition: number;
-  topicId: string;
-  /** The partition's leader (this broker appends only when it is the leader). */
-  leader: number;
-  leaderEpoch: number;
-  replicas: number[];
-  isr: number[];
-  minInsyncReplicas: number;
-  log: PartitionLog;
-  waiters: Set<Waiter>;
+/** A partition held here: its replica (role, epochs, ISR, high watermark) and log. */
+export type PartitionState = Replica;
+
+/** What the replication layer plugs in (the broker wires it; a lone store's tests leave defaults). */
+export interface ReplicationHooks {
+  /** Whether this broker may act as a leader yet (unfenced in this incarnation). */
+  canLead(): boolean;
+  /** A leader's ISR change for the controller. */
+  propose(r: Replica, p: IsrProposal): void;
+  lagTimeMaxMs: number;
+  /** The checkpointed high watermark of a partition from before a restart. */
+  checkpointedHw(topic: string, partition: number): number;
+  /** Called after the set of partitions or their roles changed (fetchers follow). */
+  changed(): void;
+  /** Called after a leader's append (long-polling follower fetches wake). */
+  appended(): void;
 }
+
+const LONE: ReplicationHooks = {
+  canLead: () => true,
+  propose: () => {},
+  lagTimeMaxMs: 10_000,
+  checkpointedHw: () => 0,
+  changed: () => {},
+  appended: () => {},
+};
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
@@ -68,6 +88,28 @@ export class PartitionManager {
   /** Names of internal topics (e.g. __consumer_offsets): the produce path checks this per request. */
   readonly #internal = new Set<string>();
   #closed = false;
+  #repl: ReplicationHooks = LONE;
+  readonly #leadership: ((r: Replica, leading: boolean) => void)[] = [];
+
+  /** Called whenever this broker starts or stops leading a partition (group coordinators follow). */
+  onLeadership(fn: (r: Replica, leading: boolean) => void): void {
+    this.#leadership.push(fn);
+  }
+
+  #roleChanged(r: Replica, leading: boolean): void {
+    for (const fn of this.#leadership) {
+      try {
+        fn(r, leading);
+      } catch (e) {
+        this.log.error("a leadership listener failed", { topic: r.topic, error: e });
+      }
+    }
+  }
+
+  /** Plug in replication (before openAll). */
+  setReplication(h: ReplicationHooks): void {
+    this.#repl = h;
+  }
 
   constructor(
     readonly meta: MetadataStore,
@@ -181,7 +223,10 @@ export class PartitionManager {
     const st = this.#parts.get(key(topic, partition));
     if (st) {
       this.#parts.delete(key(topic, partition));
-      for (const w of st.waiters) w.wake();
+      const led = st.isLeader;
+      st.close();
+      this.#repl.changed();
+      if (led) this.#roleChanged(st, false);
     }
     await this.store.deleteLog(topic, partition);
   }
@@ -204,11 +249,13 @@ export class PartitionManager {
       const existing = this.#parts.get(k);
       if (existing && existing.topicId === t.topicId) {
         existing.log.updateConfig(config);
-        existing.leader = p.leader;
-        existing.leaderEpoch = p.leaderEpoch;
-        existing.replicas = p.replicas;
-        existing.isr = p.isr;
-        existing.minInsyncReplicas = resolved.minInsyncReplicas;
+        const before = `${existing.isLeader}/${existing.leader}/${existing.leaderEpoch}`;
+        existing.update(this.#assignment(p), resolved.minInsyncReplicas);
+        const after = `${existing.isLeader}/${existing.leader}/${existing.leaderEpoch}`;
+        if (before !== after) {
+          this.#repl.changed();
+          this.#roleChanged(existing, existing.isLeader);
+        }
         continue;
       }
       let log: PartitionLog;
@@ -226,19 +273,44 @@ export class PartitionManager {
       }
       // A concurrent sync (a local write and the applied metadata) may have opened it meanwhile.
       if (this.#parts.get(k)?.topicId === t.topicId) continue;
-      this.#parts.set(k, {
-        topic: t.name,
-        partition: p.partition,
-        topicId: t.topicId,
-        leader: p.leader,
-        leaderEpoch: p.leaderEpoch,
-        replicas: p.replicas,
-        isr: p.isr,
-        minInsyncReplicas: resolved.minInsyncReplicas,
-        log,
-        waiters: new Set(),
-      });
+      this.#parts.set(
+        k,
+        new Replica(
+          t.name,
+          p.partition,
+          t.topicId,
+          log,
+          this.nodeId,
+          this.#assignment(p),
+          resolved.minInsyncReplicas,
+          {
+            onHighWatermark: (r) => this.#wake(r),
+            propose: (r, prop) => this.#repl.propose(r, prop),
+            lagTimeMaxMs: this.#repl.lagTimeMaxMs,
+            now: () => performance.now(),
+            log: (msg, fields) => this.log.info(msg, fields),
+            debug: (msg, fields) => this.log.debug(msg, fields),
+          },
+          this.#repl.checkpointedHw(t.name, p.partition),
+        ),
+      );
+      this.#repl.changed();
+      const created = this.#parts.get(k)!;
+      if (created.isLeader) this.#roleChanged(created, true);
     }
+  }
+
+  /** The committed assignment, with leadership withheld while this broker may not lead yet. */
+  #assignment(p: PartitionInfo) {
+    const gated = p.leader === this.nodeId && !this.#repl.canLead();
+    return {
+      leader: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      partitionEpoch: gated ? -1 : p.partitionEpoch,
+      replicas: p.replicas,
+      isr: p.isr,
+      gated,
+    };
   }
 
   async createTopic(
@@ -305,7 +377,7 @@ export class PartitionManager {
    */
   leaderError(topic: string, partition: number): number {
     const st = this.#parts.get(key(topic, partition));
-    if (st) return st.leader === this.nodeId ? 0 : NOT_LEADER_OR_FOLLOWER;
+    if (st) return st.isLeader ? 0 : NOT_LEADER_OR_FOLLOWER;
     const t = this.meta.getTopic(topic);
     return t?.partitions.some((p) => p.partition === partition)
       ? NOT_LEADER_OR_FOLLOWER
@@ -366,7 +438,7 @@ export class PartitionManager {
     const st = this.#parts.get(key(topic, partition));
     // Only the leader writes: a copy elsewhere would diverge from it, and readers of the leader
     // would never see these records.
-    if (st === undefined || st.leader !== this.nodeId) throw this.#notLeader(topic, partition);
+    if (st === undefined || !st.isLeader) throw this.#notLeader(topic, partition);
     if (acks === -1 && st.isr.length < st.minInsyncReplicas) {
       throw new BrokerError(
         NOT_ENOUGH_REPLICAS,
@@ -378,14 +450,18 @@ export class PartitionManager {
       requireDurable: acks === -1,
       inPlace,
     });
-    this.#wake(st);
-    if (acks !== 0) await result.ack;
+    st.afterAppend();
+    this.#repl.appended();
+    if (acks === 0) return result;
+    await result.ack;
+    // acks=all on a replicated partition: answered once the ISR has synced it too.
+    if (acks === -1 && st.replicas.length > 1) await st.waitCommitted(result.lastOffset);
     return result;
   }
 
-  /** The high watermark: on one broker, everything written. Replication will lower it to the ISR minimum. */
+  /** What consumers may see: below this the ISR has every record (the replica decides). */
   highWatermark(topic: string, partition: number): number {
-    return this.partition(topic, partition).log.logEndOffset();
+    return this.partition(topic, partition).highWatermark();
   }
 
   read(
@@ -396,8 +472,8 @@ export class PartitionManager {
     upTo?: number,
   ): ReadResult & { highWatermark: number } {
     const st = this.partition(topic, partition);
-    const hw = st.log.logEndOffset();
-    return { ...st.log.read(offset, maxBytes, upTo ?? hw), highWatermark: hw };
+    const hw = st.highWatermark();
+    return { ...st.log.read(offset, maxBytes, Math.min(upTo ?? hw, hw)), highWatermark: hw };
   }
 
   /**
@@ -414,8 +490,11 @@ export class PartitionManager {
     upTo?: number,
   ): ReadResult & { highWatermark: number } {
     const st = this.partition(topic, partition);
-    const hw = st.log.logEndOffset();
-    return { ...st.log.readInto(offset, maxBytes, into, upTo ?? hw), highWatermark: hw };
+    const hw = st.highWatermark();
+    return {
+      ...st.log.readInto(offset, maxBytes, into, Math.min(upTo ?? hw, hw)),
+      highWatermark: hw,
+    };
   }
 
   /**
@@ -430,7 +509,7 @@ export class PartitionManager {
     signal?: AbortSignal,
   ): Promise<boolean> {
     const st = this.partition(topic, partition);
-    if (st.log.logEndOffset() > offset) return Promise.resolve(true);
+    if (st.highWatermark() > offset) return Promise.resolve(true);
     if (timeoutMs <= 0 || this.#closed) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (v: boolean) => {
@@ -449,8 +528,26 @@ export class PartitionManager {
 
   #wake(st: PartitionState): void {
     if (st.waiters.size === 0) return;
-    const end = st.log.logEndOffset();
-    for (const w of [...st.waiters]) if (end > w.offset) w.wake();
+    const end = st.highWatermark();
+    for (const w of [...st.waiters]) if (end > w.offset || !st.isLeader) w.wake();
+  }
+
+  /**
+   * After this broker was unfenced: wait (bounded) until every partition the metadata says it
+   * leads is led here, and none it holds the last ISR place of is offline, so a restart serves
+   * (and the group coordinator replays) as before.
+   */
+  async settled(timeoutMs: number): Promise<void> {
+    const until = performance.now() + timeoutMs;
+    while (performance.now() < until && !this.#closed) {
+      await this.reconcile();
+      const pending = [...this.#parts.values()].some((r) =>
+        (r.leader === this.nodeId && !r.isLeader) ||
+        (r.leader === -1 && r.isr.includes(this.nodeId))
+      );
+      if (!pending) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** Every open partition, for admin listings. */
@@ -465,7 +562,7 @@ export class PartitionManager {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const st of this.#parts.values()) for (const w of [...st.waiters]) w.wake();
+    for (const st of this.#parts.values()) st.close();
     this.#parts.clear();
     await this.store.closeAll();
   }

@@ -13,6 +13,7 @@ import {
   handleLeave,
   handleSync,
   nextMemberDeadline,
+  unloadGroup,
 } from "./membership.ts";
 import {
   completeCommit,
@@ -147,6 +148,21 @@ export class GroupCoordinator {
   restore(records: readonly EncodedRecord[], nowMs: number): CoordinatorEffect[] {
     const ctx = this.ctx(nowMs);
     restoreGroups(ctx, this.groups, records);
+    return ctx.out;
+  }
+
+  /**
+   * Forget the groups `owns` selects (their offsets partition is led elsewhere now): waiting
+   * members hear NOT_COORDINATOR. Commits in flight finish through their appendDone (the append
+   * fails on the lost leadership). Loading them again later starts from the log.
+   */
+  unload(owns: (groupId: string) => boolean, nowMs: number): CoordinatorEffect[] {
+    const ctx = this.ctx(nowMs);
+    for (const [id, g] of [...this.groups]) {
+      if (!owns(id)) continue;
+      unloadGroup(ctx, g);
+      this.groups.delete(id);
+    }
     return ctx.out;
   }
 

@@ -558,6 +558,19 @@ export function nextMemberDeadline(g: Group): number | null {
 }
 
 /** Forget tokens whose connection closed; the member still counts as joined (as in Kafka). */
+/**
+ * This broker no longer coordinates the group (its __consumer_offsets partition moved): members
+ * waiting in JoinGroup or SyncGroup hear NOT_COORDINATOR and find the new coordinator.
+ */
+export function unloadGroup(ctx: Ctx, g: Group): void {
+  for (const m of g.members.values()) {
+    ctx.respond(m.joinToken, joinError(ErrorCode.NOT_COORDINATOR, m.memberId));
+    ctx.respond(m.syncToken, syncError(ErrorCode.NOT_COORDINATOR));
+    m.joinToken = null;
+    m.syncToken = null;
+  }
+}
+
 export function dropTokens(g: Group, tokens: ReadonlySet<RequestToken>): void {
   for (const m of g.members.values()) {
     if (m.joinToken !== null && tokens.has(m.joinToken)) m.joinToken = null;

@@ -7,6 +7,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MetaError } from "../meta/index.ts";
 import { CorruptLogError, LogError } from "../storage/index.ts";
 import { BrokerError } from "../core/partition-manager.ts";
+import { ReplicaError } from "../replication/replica.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 
 export class HttpError extends Error {
@@ -75,6 +76,7 @@ export function statusForKafkaCode(code: number): ContentfulStatusCode {
     case 8: // BROKER_NOT_AVAILABLE
     case ErrorCode.NOT_LEADER_OR_FOLLOWER:
     case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case 20: // NOT_ENOUGH_REPLICAS_AFTER_APPEND
     case ErrorCode.COORDINATOR_NOT_AVAILABLE:
     case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
     case ErrorCode.NOT_COORDINATOR:
@@ -122,7 +124,9 @@ export function toHttpError(e: unknown): HttpError | undefined {
   if (e instanceof CorruptLogError) return new HttpError(500, 50056, e.message, e.errorCode);
   let code: number | undefined;
   if (e instanceof MetaError) code = e.code;
-  else if (e instanceof LogError || e instanceof BrokerError) code = e.errorCode;
+  else if (e instanceof LogError || e instanceof BrokerError || e instanceof ReplicaError) {
+    code = e.errorCode;
+  }
   if (code === undefined) return undefined;
   return kafkaError(code, (e as Error).message);
 }

@@ -32,6 +32,13 @@ function registeredBrokers(db: MetaConn): Set<number> {
   return new Set(db.select({ id: s.brokers.nodeId }).from(s.brokers).all().map((b) => b.id));
 }
 
+function fencedBrokers(db: MetaConn): Set<number> {
+  return new Set(
+    db.select({ id: s.brokers.nodeId }).from(s.brokers).where(eq(s.brokers.fenced, true)).all()
+      .map((b) => b.id),
+  );
+}
+
 function checkReplicas(
   known: Set<number>,
   replicas: number[],
@@ -114,7 +121,7 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
         httpPort: r.httpPort,
         clusterPort: r.clusterPort,
         rack: r.rack,
-        fenced: false,
+        fenced: r.fenced ?? false,
         epoch: index,
         registeredAt: r.timestamp,
       }).onConflictDoUpdate({
@@ -125,7 +132,7 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
           httpPort: r.httpPort,
           clusterPort: r.clusterPort,
           rack: r.rack,
-          fenced: false,
+          fenced: r.fenced ?? false,
           epoch: index,
           registeredAt: r.timestamp,
         },
@@ -197,6 +204,12 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
           `Unknown partition ${t.name}-${r.partition}`,
         );
       }
+      if (r.partitionEpoch !== undefined && r.partitionEpoch !== p.partitionEpoch) {
+        throw new MetaError(
+          "INVALID_UPDATE_VERSION",
+          `${t.name}-${r.partition}: partition epoch ${r.partitionEpoch} is stale (now ${p.partitionEpoch})`,
+        );
+      }
       const next = {
         leader: r.leader ?? p.leader,
         leaderEpoch: r.leaderEpoch ?? p.leaderEpoch,
@@ -222,6 +235,18 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
         next.leader,
         `${t.name}-${r.partition}`,
       );
+      if (next.leader !== -1) {
+        // An online partition: no fenced broker leads it or counts in its ISR. (An offline one
+        // keeps its last ISR, fenced, as the replicas known to hold every committed record.)
+        const fenced = fencedBrokers(db);
+        const bad = next.isr.find((id) => fenced.has(id));
+        if (bad !== undefined) {
+          throw new MetaError(
+            "INELIGIBLE_REPLICA",
+            `${t.name}-${r.partition}: broker ${bad} is fenced and cannot lead or be in the ISR`,
+          );
+        }
+      }
       db.update(s.partitions).set({ ...next, partitionEpoch: p.partitionEpoch + 1 }).where(where)
         .run();
       return;

@@ -1,6 +1,7 @@
 // Manual replica assignments (CreateTopics `assignments`, CreatePartitions `assignments`), checked
 // the way Kafka checks them: consecutive partition ids, no broker twice in one list, the same
-// replication factor everywhere, and only registered brokers. The first replica leads.
+// replication factor everywhere, and only registered brokers that are live (not fenced, not
+// declared down by gossip). The first replica leads.
 import { MetaError } from "./errors.ts";
 import type { PartitionAssignment } from "./records.ts";
 
@@ -8,7 +9,7 @@ import type { PartitionAssignment } from "./records.ts";
 export function manualAssignments(
   lists: readonly (readonly number[])[],
   from: number,
-  registered: ReadonlySet<number>,
+  brokers: { registered: ReadonlySet<number>; live: ReadonlySet<number> },
   replicationFactor?: number,
 ): PartitionAssignment[] {
   if (lists.length === 0) {
@@ -17,7 +18,7 @@ export function manualAssignments(
   const rf = replicationFactor ?? lists[0].length;
   return lists.map((replicas, i) => {
     const partition = from + i;
-    if (replicas.length === 0) {
+    if (!Array.isArray(replicas) || replicas.length === 0) {
       throw new MetaError(
         "INVALID_REPLICA_ASSIGNMENT",
         `Partition ${partition} has an empty replica list.`,
@@ -36,11 +37,19 @@ export function manualAssignments(
         `Duplicate brokers in the replica list of partition ${partition}: ${replicas.join(",")}.`,
       );
     }
-    const unknown = replicas.filter((b) => !registered.has(b));
+    const unknown = replicas.filter((b) => !brokers.registered.has(b));
     if (unknown.length > 0) {
       throw new MetaError(
         "INVALID_REPLICA_ASSIGNMENT",
         `Unknown broker(s) ${unknown.join(",")} in the assignment of partition ${partition}.`,
+      );
+    }
+    const unavailable = replicas.filter((b) => !brokers.live.has(b));
+    if (unavailable.length > 0) {
+      throw new MetaError(
+        "INVALID_REPLICA_ASSIGNMENT",
+        `Broker(s) ${unavailable.join(",")} in the assignment of partition ${partition} are ` +
+          "fenced or down.",
       );
     }
     return {

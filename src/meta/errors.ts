@@ -14,6 +14,10 @@ export const ErrorCode = {
   BROKER_NOT_AVAILABLE: 8,
   /** A metadata write reached a broker that is not the Raft leader (the controller). */
   NOT_CONTROLLER: 41,
+  /** A partition change computed from a partition epoch that is no longer current. */
+  INVALID_UPDATE_VERSION: 108,
+  /** A fenced broker named as a partition's leader or in its ISR. */
+  INELIGIBLE_REPLICA: 107,
   UNKNOWN_SERVER_ERROR: -1,
 } as const;
 

@@ -24,6 +24,11 @@ export type MetadataRecord =
     clusterPort: number;
     rack: string | null;
     timestamp: number;
+    /**
+     * A broker of a replicated cluster registers fenced: the controller unfences it once it has
+     * caught up on metadata (absent: registered unfenced, as a lone store's tests and old logs do).
+     */
+    fenced?: boolean;
   }
   | { type: "BrokerFenced"; nodeId: number; fenced: boolean }
   /**
@@ -50,6 +55,13 @@ export type MetadataRecord =
     leaderEpoch?: number;
     isr?: number[];
     replicas?: number[];
+    /**
+     * The partition epoch this change was computed from: apply refuses it when the partition
+     * changed meanwhile (a stale ISR request of a deposed leader, a controller's stale view).
+     */
+    partitionEpoch?: number;
+    /** Why (an election, an ISR shrink...): for logs and operators. */
+    reason?: string;
   }
   | {
     type: "TopicConfigChanged";
@@ -164,6 +176,7 @@ export function parseRecord(input: unknown): MetadataRecord {
         clusterPort: int(o, "clusterPort", 0, 65535),
         rack,
         timestamp: int(o, "timestamp", 0, Number.MAX_SAFE_INTEGER),
+        ...(o.fenced !== undefined ? { fenced: bool(o, "fenced") } : {}),
       };
     }
     case "BrokerFenced":
@@ -198,6 +211,8 @@ export function parseRecord(input: unknown): MetadataRecord {
       if (o.leaderEpoch !== undefined) r.leaderEpoch = int(o, "leaderEpoch", 0);
       if (o.isr !== undefined) r.isr = ids(o, "isr");
       if (o.replicas !== undefined) r.replicas = ids(o, "replicas");
+      if (o.partitionEpoch !== undefined) r.partitionEpoch = int(o, "partitionEpoch", 0);
+      if (o.reason !== undefined) r.reason = str(o, "reason", 1024);
       return r;
     }
     case "TopicConfigChanged": {

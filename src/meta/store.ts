@@ -35,13 +35,11 @@ export interface StoreOptions {
   topicDefaults?: Readonly<Record<string, string>>;
   /** Partitions of a topic created with -1 (Kafka's num.partitions). Default 1. */
   numPartitions?: number;
-  /** Replication factor of a topic created with -1. Default 1. */
-  defaultReplicationFactor?: number;
   /**
-   * Highest replication factor accepted. The broker sets 1 while partitions are not replicated
-   * between brokers, so no topic claims copies that do not exist. Default: no limit.
+   * Replication factor of a topic created with -1 (Kafka's default.replication.factor).
+   * Default (undefined): automatic, min(3, live brokers).
    */
-  maxReplicationFactor?: number;
+  defaultReplicationFactor?: number;
   /** Brokers gossip reports down; placement leaves them out (fencing is not built yet). */
   isDown?: (nodeId: number) => boolean;
   /** Upper bound on partitions per topic, against hostile requests. Default 10000. */
@@ -98,6 +96,11 @@ export interface WriteOptions {
 
 export const META_DB_FILE = "meta.db";
 
+/** Kafka's largest replication factor (an int16). */
+const MAX_RF = 32767;
+/** The automatic default replication factor: this many, or every live broker when fewer. */
+export const AUTO_REPLICATION_FACTOR = 3;
+
 function positiveInt(v: number, min: number, max: number): boolean {
   return Number.isInteger(v) && v >= min && v <= max;
 }
@@ -111,8 +114,7 @@ export class MetadataStore {
   readonly topicDefaults: Readonly<Record<string, string>>;
   readonly #sqlite: Database;
   readonly #numPartitions: number;
-  readonly #defaultRf: number;
-  readonly #maxRf: number;
+  readonly #defaultRf: number | undefined;
   readonly #isDown: (nodeId: number) => boolean;
   readonly #maxPartitions: number;
   readonly #now: () => number;
@@ -131,17 +133,13 @@ export class MetadataStore {
     this.#now = opts.now ?? Date.now;
     this.topicDefaults = normalizeTopicDefaults(opts.topicDefaults ?? {});
     this.#numPartitions = opts.numPartitions ?? 1;
-    this.#defaultRf = opts.defaultReplicationFactor ?? 1;
-    this.#maxRf = opts.maxReplicationFactor ?? 32767;
+    this.#defaultRf = opts.defaultReplicationFactor;
     this.#isDown = opts.isDown ?? (() => false);
-    if (this.#defaultRf > this.#maxRf) {
-      throw new MetaError("INVALID_REPLICATION_FACTOR", replicationRefusal(this.#defaultRf));
-    }
     this.#maxPartitions = opts.maxPartitionsPerTopic ?? 10_000;
     if (!positiveInt(this.#numPartitions, 1, this.#maxPartitions)) {
       throw new MetaError("INVALID_PARTITIONS", `num.partitions must be 1..${this.#maxPartitions}`);
     }
-    if (!positiveInt(this.#defaultRf, 1, 32767)) {
+    if (this.#defaultRf !== undefined && !positiveInt(this.#defaultRf, 1, MAX_RF)) {
       throw new MetaError(
         "INVALID_REPLICATION_FACTOR",
         "default replication factor must be 1..32767",
@@ -240,18 +238,40 @@ export class MetadataStore {
     return t;
   }
 
-  /** Effective typed config of a topic (override ← --topic-default ← built-in default). */
+  /**
+   * Effective typed config of a topic (override ← --topic-default ← built-in default, which for
+   * min.insync.replicas depends on the topic's replication factor).
+   */
   topicConfig(name: string): ResolvedTopicConfig {
-    return resolveTopicConfig(this.#topicOrThrow(name).configs, this.topicDefaults);
+    const t = this.#topicOrThrow(name);
+    return resolveTopicConfig(t.configs, this.topicDefaults, replicationFactorOf(t));
   }
 
   /** DescribeConfigs view of a topic: every config with value, source and synonyms. */
   describeTopicConfigs(name: string): DescribedTopicConfig[] {
     const t = this.#topicOrThrow(name);
-    return describeTopicConfig(t.configs, this.topicDefaults, t.internal);
+    return describeTopicConfig(t.configs, this.topicDefaults, t.internal, replicationFactorOf(t));
+  }
+
+  /** What replication factor -1 means now: the configured default, else the automatic one. */
+  defaultReplicationFactor(): number {
+    return this.#defaultRf ?? this.automaticReplicationFactor();
+  }
+
+  /** The automatic default replication factor: min(3, live brokers), at least 1. */
+  automaticReplicationFactor(): number {
+    return Math.max(1, Math.min(AUTO_REPLICATION_FACTOR, this.#liveBrokers().length));
   }
 
   // ---- admin writes (through the metadata log) ---------------------------------------------
+
+  /** Brokers a manual assignment may name: registered ones, and which of them are live. */
+  #assignable(): { registered: ReadonlySet<number>; live: ReadonlySet<number> } {
+    return {
+      registered: new Set(this.listBrokers().map((b) => b.nodeId)),
+      live: new Set(this.#liveBrokers()),
+    };
+  }
 
   #liveBrokers(): number[] {
     return this.db.select({ id: s.brokers.nodeId }).from(s.brokers)
@@ -259,28 +279,50 @@ export class MetadataStore {
       .filter((id) => !this.#isDown(id));
   }
 
-  /** Round-robin placement over live brokers, leaders spread by a rotating start. */
-  #assign(from: number, count: number, rf: number): PartitionAssignment[] {
+  /**
+   * Placement of partitions `from`..`from + count - 1` with `rf` replicas each over the live
+   * brokers, as Kafka places them (rack-unaware): partition p's first replica (its leader) is
+   * broker (p + start) mod n, and its followers follow at a shift of 1 + (shift + j) mod (n - 1),
+   * the shift growing by one every n partitions. So no broker holds two replicas of a partition,
+   * each broker leads ~count/n partitions and holds ~count·rf/n replicas, and the followers of one
+   * broker's partitions are spread over the others. A new topic starts at the number of
+   * partitions placed so far (leaders of small topics rotate over the brokers); new partitions of
+   * a topic continue its partition 0's pattern when that still fits the live brokers.
+   */
+  #assign(
+    from: number,
+    count: number,
+    rf: number,
+    existing?: PartitionInfo,
+  ): PartitionAssignment[] {
     const live = this.#liveBrokers();
-    if (rf > live.length) {
+    const n = live.length;
+    if (rf > n) {
       throw new MetaError(
         "INVALID_REPLICATION_FACTOR",
         `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} ` +
-          `cannot be reached because only ${live.length} broker(s) are registered.`,
+          `cannot be reached because only ${n} broker(s) are registered and live.`,
       );
     }
     const total = this.db.select({ n: sql<number>`count(*)` }).from(s.partitions).get()?.n ?? 0;
+    let start = total % n;
+    let shift = Math.floor(total / n) % Math.max(1, n - 1);
+    const first = existing === undefined ? -1 : live.indexOf(existing.replicas[0]);
+    if (first >= 0) {
+      // Partition 0 was placed at start = first; its second replica tells the shift it had.
+      start = first;
+      const second = existing!.replicas.length > 1 ? live.indexOf(existing!.replicas[1]) : -1;
+      if (second >= 0) shift = ((second - first + n) % n) - 1;
+    }
     const out: PartitionAssignment[] = [];
-    for (let i = 0; i < count; i++) {
-      const start = (total + i) % live.length;
-      const replicas = Array.from({ length: rf }, (_, j) => live[(start + j) % live.length]);
-      out.push({
-        partition: from + i,
-        replicas,
-        leader: replicas[0],
-        leaderEpoch: 0,
-        isr: [...replicas],
-      });
+    for (let p = from; p < from + count; p++) {
+      const firstIndex = (p + start) % n;
+      const rowShift = shift + Math.floor(p / n);
+      const replicas = [live[firstIndex]];
+      for (let j = 0; j < rf - 1; j++) {
+        replicas.push(live[(firstIndex + 1 + ((rowShift + j) % (n - 1))) % n]);
+      }
+      out.push({ partition: p, replicas, leader: replicas[0], leaderEpoch: 0, isr: [...replicas] });
     }
     return out;
   }
@@ -323,17 +365,19 @@ export class MetadataStore {
           `Number of partitions ${n} exceeds the limit of ${this.#maxPartitions}.`,
         );
       }
-      const rf = replicationFactor === -1 ? this.#defaultRf : replicationFactor;
-      if (!Number.isInteger(rf) || rf < 1 || rf > 32767) {
+      const rf = replicationFactor === -1 ? this.defaultReplicationFactor() : replicationFactor;
+      if (!Number.isInteger(rf) || rf < 1 || rf > MAX_RF) {
         throw new MetaError(
           "INVALID_REPLICATION_FACTOR",
           "Replication factor must be larger than 0, or -1 to use the default value.",
         );
       }
-      if (rf > this.#maxRf || (manual && manual.some((r) => r.length > this.#maxRf))) {
+      const live = this.#liveBrokers().length;
+      if (!manual && replicationFactor === -1 && this.#defaultRf !== undefined && rf > live) {
         throw new MetaError(
           "INVALID_REPLICATION_FACTOR",
-          replicationRefusal(Math.max(rf, ...(manual ?? []).map((r) => r.length))),
+          `The default replication factor (default.replication.factor) is ${rf} but only ${live} ` +
+            "broker(s) are registered and live.",
         );
       }
       const cfg = validateTopicConfigs(configs);
@@ -354,7 +398,7 @@ export class MetadataStore {
         name,
         internal: opts.internal ?? isInternalTopicName(name),
         partitions: manual
-          ? manualAssignments(manual, 0, new Set(this.#liveBrokers()))
+          ? manualAssignments(manual, 0, this.#assignable())
           : this.#assign(0, n, rf),
         configs: cfg,
         timestamp: this.#now(),
@@ -413,7 +457,8 @@ export class MetadataStore {
           `Number of partitions ${newTotal} exceeds the limit of ${this.#maxPartitions}.`,
         );
       }
-      const rf = t.partitions[0]?.replicas.length ?? this.#defaultRf;
+      // New partitions keep the topic's replication factor.
+      const rf = replicationFactorOf(t) ?? this.defaultReplicationFactor();
       const manual = opts.assignments;
       if (manual && manual.length !== newTotal - cur) {
         throw new MetaError(
@@ -423,8 +468,8 @@ export class MetadataStore {
         );
       }
       const added = manual
-        ? manualAssignments(manual, cur, new Set(this.#liveBrokers()), rf)
-        : this.#assign(cur, newTotal - cur, rf);
+        ? manualAssignments(manual, cur, this.#assignable(), rf)
+        : this.#assign(cur, newTotal - cur, rf, t.partitions[0]);
       if (opts.validateOnly) {
         return {
           ...t,
@@ -565,7 +610,7 @@ export class MetadataStore {
   }
 }
 
-function replicationRefusal(rf: number): string {
-  return `Replication factor ${rf} is not supported yet: partitions are not replicated between ` +
-    "brokers, so a topic has one replica (use replication factor 1 or -1).";
+/** A topic's replication factor: the replica count of its partition 0 (none: undefined). */
+function replicationFactorOf(t: TopicInfo): number | undefined {
+  return t.partitions[0]?.replicas.length;
 }

@@ -47,6 +47,11 @@ export interface TopicConfigDef {
   /** Broker-level name of the same setting (Kafka's synonym), e.g. log.retention.ms. */
   brokerSynonym: string;
   key: keyof ResolvedTopicConfig;
+  /**
+   * Built-in default for a topic of `replicationFactor` replicas, when it depends on it
+   * (min.insync.replicas); `default` otherwise and when the factor is not known.
+   */
+  defaultFor?: (replicationFactor: number) => string;
   /** Validates a raw value; returns its canonical string and typed value, or throws. */
   parse(raw: string): { canonical: string; value: ResolvedTopicConfig[keyof ResolvedTopicConfig] };
 }
@@ -172,15 +177,19 @@ export const TOPIC_CONFIGS: readonly TopicConfigDef[] = [
     "message.max.bytes",
     "Largest record batch size accepted (after compression).",
   ),
-  intDef(
-    "min.insync.replicas",
-    "minInsyncReplicas",
-    "int",
-    1n,
-    "1",
-    "min.insync.replicas",
-    "Minimum number of in-sync replicas for an acks=all produce to succeed.",
-  ),
+  {
+    ...intDef(
+      "min.insync.replicas",
+      "minInsyncReplicas",
+      "int",
+      1n,
+      "1",
+      "min.insync.replicas",
+      "Minimum number of in-sync replicas for an acks=all produce to succeed. Unless set for " +
+        "the topic or the broker: 2 for a topic of 3 or more replicas, else 1.",
+    ),
+    defaultFor: (rf) => rf >= 3 ? "2" : "1",
+  },
   {
     name: "message.timestamp.type",
     type: "string",
@@ -313,12 +322,24 @@ export function normalizeTopicDefaults(
 }
 
 /**
- * Effective typed config of a topic: topic override, else broker default, else built-in.
+ * Built-in default of a config for a topic of `replicationFactor` replicas (unknown: the
+ * registry's default): min.insync.replicas is 2 from 3 replicas up, else 1.
+ */
+export function builtInDefault(def: TopicConfigDef, replicationFactor?: number): string {
+  return replicationFactor !== undefined && def.defaultFor !== undefined
+    ? def.defaultFor(replicationFactor)
+    : def.default;
+}
+
+/**
+ * Effective typed config of a topic: topic override, else broker default, else built-in (which
+ * may depend on the topic's replication factor, when given).
  * Both inputs are expected validated; an invalid value still throws INVALID_CONFIG.
  */
 export function resolveTopicConfig(
   overrides: Readonly<Record<string, string>>,
   brokerDefaults: Readonly<Record<string, string>> = {},
+  replicationFactor?: number,
 ): ResolvedTopicConfig {
   const out: Record<string, unknown> = {};
   for (const d of TOPIC_CONFIGS) {
@@ -326,7 +347,7 @@ export function resolveTopicConfig(
       ? overrides[d.name]
       : Object.hasOwn(brokerDefaults, d.name)
       ? brokerDefaults[d.name]
-      : d.default;
+      : builtInDefault(d, replicationFactor);
     out[d.key] = d.parse(raw).value;
   }
   return out as unknown as ResolvedTopicConfig;
@@ -362,11 +383,15 @@ export const INTERNAL_TOPIC_CONFIGS: Readonly<Record<string, string>> = {
   "cleanup.policy": "compact",
 };
 
-/** Every registered topic config with its effective value and where it comes from. */
+/**
+ * Every registered topic config with its effective value and where it comes from.
+ * `replicationFactor`: the topic's, for defaults that depend on it (min.insync.replicas).
+ */
 export function describeTopicConfig(
   overrides: Readonly<Record<string, string>>,
   brokerDefaults: Readonly<Record<string, string>> = {},
   internal = false,
+  replicationFactor?: number,
 ): DescribedTopicConfig[] {
   return TOPIC_CONFIGS.map((d) => {
     const synonyms: ConfigSynonym[] = [];
@@ -383,7 +408,11 @@ export function describeTopicConfig(
         source: "STATIC_BROKER_CONFIG",
       });
     }
-    synonyms.push({ name: d.brokerSynonym, value: d.default, source: "DEFAULT_CONFIG" });
+    synonyms.push({
+      name: d.brokerSynonym,
+      value: builtInDefault(d, replicationFactor),
+      source: "DEFAULT_CONFIG",
+    });
     const top = synonyms[0];
     return {
       name: d.name,

@@ -307,6 +307,12 @@ export class MemoryPartitionLog implements PartitionLog {
   flush(): Promise<void> {
     return RESOLVED;
   }
+  durableEndOffset(): number {
+    return this.logEndOffset();
+  }
+  assignEpoch(epoch: number): void {
+    this.s.epochs.assign(epoch, this.logEndOffset());
+  }
   waitDurable(_offset: number): Promise<void> {
     return RESOLVED;
   }

@@ -496,6 +496,14 @@ export class SegmentPartitionLog implements PartitionLog {
     return this.commit.waitDurable(offset);
   }
 
+  durableEndOffset(): number {
+    return Math.min(this.commit.durableOffset, this.logEndOffset());
+  }
+
+  assignEpoch(epoch: number): void {
+    if (this.epochs.assign(epoch, this.logEndOffset())) this.persistEpochs();
+  }
+
   flush(): Promise<void> {
     return this.commit.flush();
   }

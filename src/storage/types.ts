@@ -229,6 +229,13 @@ export interface PartitionLog {
   flush(): Promise<void>;
   /** Resolves once offsets below `offset` are durable. */
   waitDurable(offset: number): Promise<void>;
+  /** Offsets below this are durable (fsynced): what a replica may count toward the high watermark. */
+  durableEndOffset(): number;
+  /**
+   * A new leader records that its epoch starts at the log end, before it appends anything, so a
+   * follower asking about that epoch gets an answer (Kafka does the same on becoming leader).
+   */
+  assignEpoch(epoch: number): void;
   producerState(producerId: number): ProducerEntry | undefined;
   sizeBytes(): number;
   /** Flush, write indexes, snapshots and a clean checkpoint. */

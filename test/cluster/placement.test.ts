@@ -73,16 +73,41 @@ test(
       return (r.json.brokers as unknown[] | undefined)?.length === 3 ? true : undefined;
     });
 
-    // Replication between brokers does not exist yet: a factor above 1 is refused, not pretended.
-    const rf3 = await call(controller, "POST", "/topics", {
-      name: "rf3",
+    // Placement: a topic created without a factor gets min(3, live brokers) = 3 replicas, on
+    // three different brokers, leaders spread; a factor above the live brokers is refused.
+    const auto = await call(controller, "POST", "/topics", { name: "auto", partitions: 6 });
+    expect(auto.status).toBe(201);
+    const autoParts = auto.json.partitions as { leader: number; replicas: number[] }[];
+    expect(autoParts.every((p) => new Set(p.replicas).size === 3)).toBe(true);
+    expect(new Set(autoParts.map((p) => p.leader)).size).toBe(3);
+    const rf4 = await call(controller, "POST", "/topics", {
+      name: "rf4",
       partitions: 1,
-      replication_factor: 3,
+      replication_factor: 4,
     });
-    expect(rf3.status).toBe(422);
-    expect(String(rf3.json.message)).toContain("not supported yet");
+    expect(rf4.status).toBe(422);
+    const listed = (await call(b1, "GET", "/topics")).json as unknown as {
+      name: string;
+      replication_factor: number;
+    }[];
+    expect(listed.find((t) => t.name === "auto")?.replication_factor).toBe(3);
+    const autoConfigs = (await call(b1, "GET", "/topics/auto/configs")).json as unknown as {
+      name: string;
+      value: string;
+      is_default: boolean;
+    }[];
+    expect(autoConfigs.find((c) => c.name === "min.insync.replicas")).toMatchObject({
+      value: "2",
+      is_default: true,
+    });
+    expect((await call(controller, "DELETE", "/topics/auto")).status).toBe(204);
 
-    const created = await call(controller, "POST", "/topics", { name: "spread", partitions: 6 });
+    // The routing checks below are about one replica per partition.
+    const created = await call(controller, "POST", "/topics", {
+      name: "spread",
+      partitions: 6,
+      replication_factor: 1,
+    });
     expect(created.status).toBe(201);
     const parts = created.json.partitions as { partition: number; leader: number }[];
     expect(new Set(parts.map((p) => p.leader)).size).toBe(3);
@@ -247,7 +272,11 @@ test(
       5000,
       async () => bs.every((b) => logDirs(b, "spread").length === 0) ? true : undefined,
     );
-    const again = await call(controller, "POST", "/topics", { name: "spread", partitions: 6 });
+    const again = await call(controller, "POST", "/topics", {
+      name: "spread",
+      partitions: 6,
+      replication_factor: 1,
+    });
     expect(again.status).toBe(201);
     for (const p of again.json.partitions as { partition: number; leader: number }[]) {
       const r = await waitFor(`the new spread-${p.partition}`, 5000, async () => {
@@ -261,7 +290,8 @@ test(
       expect(r.json.records).toEqual([]);
     }
 
-    // A broker gossip declares dead gets no partitions of a new topic.
+    // A broker gossip declares dead gets no partitions of a new topic, and is not counted in the
+    // default replication factor (min(3, 2 live brokers) = 2).
     const down = bs.find((b) => b !== controller)!;
     const downId = bs.indexOf(down);
     down.kill("SIGKILL");
@@ -272,9 +302,14 @@ test(
     });
     const later = await call(controller, "POST", "/topics", { name: "later", partitions: 4 });
     expect(later.status).toBe(201);
-    const leaders = (later.json.partitions as { leader: number }[]).map((p) => p.leader);
+    const laterParts = later.json.partitions as { leader: number; replicas: number[] }[];
+    const leaders = laterParts.map((p) => p.leader);
     expect(leaders).not.toContain(downId);
     expect(new Set(leaders).size).toBe(2);
+    for (const p of laterParts) {
+      expect(p.replicas.length).toBe(2);
+      expect(p.replicas).not.toContain(downId);
+    }
   },
   90_000,
 );

@@ -135,6 +135,19 @@ describe("resolveTopicConfig", () => {
     expect(r.segmentMs).toBe(9007199254740991);
   });
 
+  test("min.insync.replicas defaults to 2 from replication factor 3 up, else 1", () => {
+    expect(resolveTopicConfig({}, {}, 3).minInsyncReplicas).toBe(2);
+    expect(resolveTopicConfig({}, {}, 5).minInsyncReplicas).toBe(2);
+    expect(resolveTopicConfig({}, {}, 2).minInsyncReplicas).toBe(1);
+    expect(resolveTopicConfig({}, {}, 1).minInsyncReplicas).toBe(1);
+    expect(resolveTopicConfig({}, { "min.insync.replicas": "1" }, 3).minInsyncReplicas).toBe(1);
+    expect(resolveTopicConfig({ "min.insync.replicas": "3" }, {}, 1).minInsyncReplicas).toBe(3);
+    // Other configs do not depend on the factor.
+    expect({ ...resolveTopicConfig({}, {}, 3), minInsyncReplicas: 1 }).toEqual(
+      resolveTopicConfig({}),
+    );
+  });
+
   test("an invalid stored value still throws", () => {
     expect(code(() => resolveTopicConfig({ "segment.bytes": "1" }))).toBe(40);
   });
@@ -177,6 +190,18 @@ describe("describeTopicConfig", () => {
     expect(by["cleanup.policy"]).toMatchObject({ value: "delete", typeCode: 7, isDefault: true });
     expect(by["message.timestamp.type"].typeCode).toBe(2);
   });
+});
+
+test("describeTopicConfig shows the min.insync.replicas default for the replication factor", () => {
+  const of = (rf?: number, td: Record<string, string> = {}) =>
+    describeTopicConfig({}, td, false, rf).find((d) => d.name === "min.insync.replicas")!;
+  expect(of(3)).toMatchObject({ value: "2", source: "DEFAULT_CONFIG", isDefault: true });
+  expect(of(1)).toMatchObject({ value: "1", source: "DEFAULT_CONFIG" });
+  expect(of()).toMatchObject({ value: "1", source: "DEFAULT_CONFIG" });
+  expect(of(3, { "min.insync.replicas": "1" }).synonyms).toEqual([
+    { name: "min.insync.replicas", value: "1", source: "STATIC_BROKER_CONFIG" },
+    { name: "min.insync.replicas", value: "2", source: "DEFAULT_CONFIG" },
+  ]);
 });
 
 describe("broker-wide topic defaults (--topic-default)", () => {

@@ -78,7 +78,12 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
         assignments,
       );
       const described = v >= 5
-        ? describeTopicConfig(info.configs, ctx.meta.topicDefaults).map((d) => ({
+        ? describeTopicConfig(
+          info.configs,
+          ctx.meta.topicDefaults,
+          info.internal,
+          info.partitions[0]?.replicas.length,
+        ).map((d) => ({
           name: d.name,
           value: d.sensitive ? null : d.value,
           readOnly: d.readOnly,

@@ -43,7 +43,12 @@ function topicRows(ctx: KafkaContext, name: string): ConfigRow[] {
       errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     });
   }
-  return describeTopicConfig(t.configs, ctx.meta.topicDefaults, t.internal).map((d) => ({
+  return describeTopicConfig(
+    t.configs,
+    ctx.meta.topicDefaults,
+    t.internal,
+    t.partitions[0]?.replicas.length,
+  ).map((d) => ({
     name: d.name,
     value: d.sensitive ? null : d.value,
     readOnly: d.readOnly,
@@ -251,7 +256,12 @@ export async function incrementalAlterConfigs(
     const set: Record<string, string> = {};
     const del: string[] = [];
     let error: [number, string] | null = null;
-    const current = describeTopicConfig(t.configs, ctx.meta.topicDefaults, t.internal);
+    const current = describeTopicConfig(
+      t.configs,
+      ctx.meta.topicDefaults,
+      t.internal,
+      t.partitions[0]?.replicas.length,
+    );
     for (const c of arr(r.configs)) {
       const key = str(c.name);
       const op = num(c.configOperation, -1);

@@ -33,14 +33,12 @@ export function leaderEpochError(current: number, leader: number): number {
 
 /**
  * Who is fetching: consumers (-1; -2 is Kafka's debugging consumer) read below the high
- * watermark; a follower (its broker id) reads the whole log, and must be a replica of the
- * partition on another broker.
+ * watermark. Followers copy over the cluster port, identified by its handshake: a replica id
+ * typed into a Kafka Fetch would let any client read past the high watermark (and, were it
+ * counted, move it), so it is refused.
  */
-function replicaError(ctx: KafkaContext, replicaId: number, replicas: readonly number[]): number {
-  if (replicaId < 0) return 0;
-  return replicaId !== ctx.partitions.nodeId && replicas.includes(replicaId)
-    ? 0
-    : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+function replicaError(replicaId: number): number {
+  return replicaId < 0 ? 0 : ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
 }
 
 interface Wanted {
@@ -96,16 +94,12 @@ function partitionResult(
     preferredReadReplica: -1,
     records: EMPTY as Uint8Array,
   };
-  // Consumers read from the leader; a follower's fetch (replica id) is checked below.
-  const where = w.replicaId < 0
-    ? ctx.partitions.leaderError(w.topic, w.partition)
-    : ctx.partitions.has(w.topic, w.partition)
-    ? 0
-    : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  const refused = replicaError(w.replicaId);
+  if (refused !== 0) return { ...base, errorCode: refused };
+  const where = ctx.partitions.leaderError(w.topic, w.partition);
   if (where !== 0) return { ...base, errorCode: where };
   const st = ctx.partitions.partition(w.topic, w.partition);
-  const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch) ||
-    replicaError(ctx, w.replicaId, st.replicas);
+  const epochErr = leaderEpochError(w.currentLeaderEpoch, st.leaderEpoch);
   if (epochErr) return { ...base, errorCode: epochErr };
   const hw = ctx.partitions.highWatermark(w.topic, w.partition);
   const start = st.log.logStartOffset();
@@ -114,8 +108,8 @@ function partitionResult(
   if (w.offset < start || w.offset > end) {
     return { ...filled, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
   }
-  // Followers copy everything written; consumers see only what the replicas acknowledged.
-  const upTo = w.replicaId >= 0 ? end : hw;
+  // Consumers see only what the in-sync replicas hold.
+  const upTo = hw;
   if (w.offset >= upTo || budget <= 0) return filled;
   try {
     const into = space.rest();
@@ -208,8 +202,8 @@ async function waitAny(ctx: KafkaContext, wanted: Wanted[], ms: number): Promise
   const waits = [];
   for (const w of wanted) {
     if (!ctx.partitions.has(w.topic, w.partition)) continue;
-    // Wait for bytes beyond what is there now: what is there was not enough.
-    const end = ctx.partitions.partition(w.topic, w.partition).log.logEndOffset();
+    // Wait for bytes beyond what is visible now: what is there was not enough.
+    const end = ctx.partitions.highWatermark(w.topic, w.partition);
     const from = Math.max(w.offset, end);
     waits.push(ctx.partitions.waitForData(w.topic, w.partition, from, ms, ac.signal));
   }

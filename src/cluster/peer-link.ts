@@ -1,0 +1,128 @@
+// One long-lived, identified connection to a peer's cluster port for calls that need answers:
+// replica fetches (bulk record bytes) and controller heartbeats. Each user opens its own link,
+// so bulk data never queues behind Raft heartbeats or the other way round. Calls carry ids and
+// may overlap; a lost connection fails the calls in flight and the next call reconnects.
+import { createConnection, type Socket } from "node:net";
+import {
+  decodeCall,
+  encodeCall,
+  encodeFrame,
+  FrameDecoder,
+  FrameKind,
+  type Hello,
+  jsonFrame,
+  RequestError,
+  splitAddr,
+} from "./transport.ts";
+
+export interface CallResult {
+  body: unknown;
+  tail: Uint8Array;
+}
+
+interface Pending {
+  resolve: (r: CallResult) => void;
+  reject: (e: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** At most this many calls in flight on one link (each user keeps one or two). */
+const MAX_IN_FLIGHT = 64;
+
+export class PeerLink {
+  #sock: Socket | undefined;
+  #addr: string;
+  #nextId = 1;
+  readonly #pending = new Map<number, Pending>();
+  #closed = false;
+
+  constructor(addr: string, readonly hello: () => Hello | undefined) {
+    this.#addr = addr;
+  }
+
+  get addr(): string {
+    return this.#addr;
+  }
+
+  /** Point the link elsewhere (the peer moved): the current connection is dropped. */
+  retarget(addr: string): void {
+    if (addr === this.#addr) return;
+    this.#addr = addr;
+    this.#drop(new RequestError("peer address changed"));
+  }
+
+  call(method: string, body: unknown, timeoutMs: number): Promise<CallResult> {
+    if (this.#closed) return Promise.reject(new RequestError("link closed"));
+    if (this.#pending.size >= MAX_IN_FLIGHT) {
+      return Promise.reject(new RequestError("too many calls in flight"));
+    }
+    const sock = this.#connect();
+    if (sock === undefined) return Promise.reject(new RequestError(`bad address ${this.#addr}`));
+    const id = this.#nextId++;
+    return new Promise<CallResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new RequestError(`${method} to ${this.#addr}: no answer in ${timeoutMs} ms`));
+        // A peer that does not answer in time may be paused: start afresh next time.
+        this.#drop(new RequestError("timed out"));
+      }, timeoutMs);
+      this.#pending.set(id, { resolve, reject, timer });
+      sock.write(encodeFrame(FrameKind.call, encodeCall({ id, method, body })));
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#drop(new RequestError("link closed"));
+  }
+
+  #connect(): Socket | undefined {
+    if (this.#sock !== undefined) return this.#sock;
+    const hello = this.hello();
+    const a = splitAddr(this.#addr);
+    if (a === undefined || hello === undefined) return undefined;
+    const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
+    this.#sock = sock;
+    const decoder = new FrameDecoder();
+    sock.on("error", () => {});
+    sock.on("close", () => {
+      if (this.#sock === sock) this.#drop(new RequestError(`connection to ${this.#addr} closed`));
+    });
+    sock.on("data", (chunk: Buffer) => {
+      let frames;
+      try {
+        frames = decoder.push(new Uint8Array(chunk));
+      } catch {
+        this.#drop(new RequestError("bad frame from peer"));
+        return;
+      }
+      for (const f of frames) {
+        const c = f.kind === FrameKind.reply ? decodeCall(f.payload) : undefined;
+        const h = c?.header as { id?: unknown; ok?: unknown; body?: unknown; error?: unknown };
+        if (c === undefined || h === null || typeof h !== "object" || typeof h.id !== "number") {
+          this.#drop(new RequestError("bad reply from peer"));
+          return;
+        }
+        const p = this.#pending.get(h.id);
+        if (p === undefined) continue; // timed out meanwhile
+        this.#pending.delete(h.id);
+        clearTimeout(p.timer);
+        if (h.ok === true) p.resolve({ body: h.body, tail: c.tail });
+        else p.reject(new RequestError(String(h.error ?? "call failed").slice(0, 1000)));
+      }
+    });
+    sock.write(jsonFrame(FrameKind.hello, hello));
+    return sock;
+  }
+
+  #drop(err: Error): void {
+    const s = this.#sock;
+    this.#sock = undefined;
+    s?.destroy();
+    for (const p of this.#pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,292 @@
+// The controller's IO shell. It runs on every broker and acts only while this broker leads the
+// metadata quorum: it keeps broker sessions (SessionTracker), fences a broker whose session ended
+// and elects new leaders for its partitions (elections.ts), unfences brokers that caught up, moves
+// leadership away from a broker shutting down, moves it back to preferred replicas, and checks
+// leaders' ISR changes. Every decision is a committed metadata record; events are handled one at
+// a time, each on the metadata as applied after the previous one.
+import type { ClusterService } from "../cluster/node.ts";
+import type { Logger } from "../log.ts";
+import type { MetadataStore } from "../meta/index.ts";
+import type { MetadataRecord } from "../meta/records.ts";
+import {
+  checkIsrChange,
+  onFenced,
+  onShutdown,
+  onUnfenced,
+  type PartitionChange,
+  type PartitionView,
+  preferredElections,
+} from "./elections.ts";
+import { DEFAULT_SESSIONS, type SessionOptions, SessionTracker } from "./sessions.ts";
+
+export interface ControllerOptions {
+  sessions?: Partial<SessionOptions>;
+  /** auto.leader.rebalance.enable */
+  autoLeaderRebalance?: boolean;
+  /** leader.imbalance.check.interval.seconds, in ms */
+  rebalanceCheckMs?: number;
+  /** leader.imbalance.per.broker.percentage / 100 */
+  imbalance?: number;
+}
+
+export interface ControllerCounters {
+  elections: number;
+  fences: number;
+  unfences: number;
+  isrChanges: number;
+}
+
+const TICK_MS = 100;
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+
+export class ControllerService {
+  readonly sessions: SessionTracker;
+  readonly counters: ControllerCounters = { elections: 0, fences: 0, unfences: 0, isrChanges: 0 };
+  #term = -1;
+  #queue: Promise<unknown> = Promise.resolve();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #lastRebalance = 0;
+  #busy = new Set<string>();
+  #stopped = false;
+
+  constructor(
+    readonly cluster: ClusterService,
+    readonly meta: MetadataStore,
+    readonly log: Logger,
+    readonly o: ControllerOptions = {},
+  ) {
+    this.sessions = new SessionTracker({ ...DEFAULT_SESSIONS, ...o.sessions });
+  }
+
+  start(): void {
+    this.cluster.handleCall("heartbeat", (from, body) => this.heartbeat(from, body));
+    this.cluster.handleCall("alterPartition", (from, body) => this.alterPartition(from, body));
+    this.cluster.handleCall("shutdown", (from) => this.shutdown(from));
+    this.cluster.onPeerClosed((id) => this.sessions.hint(id, performance.now()));
+    this.cluster.onBeforeRegister((id) => this.beforeRegister(id));
+    this.#timer = setInterval(() => this.#tick(), TICK_MS);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+  }
+
+  get active(): boolean {
+    return !this.#stopped && this.cluster.isController();
+  }
+
+  /** Run one controller event after the previous one finished (each sees the applied state). */
+  #serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#busy.add(key);
+    this.#queue = run.catch(() => undefined).finally(() => this.#busy.delete(key));
+    return run;
+  }
+
+  #ensureTerm(): boolean {
+    if (!this.active) {
+      this.#term = -1;
+      return false;
+    }
+    const term = this.cluster.controllerTerm();
+    if (term !== this.#term) {
+      this.#term = term;
+      // A new controller: every broker gets a fresh (short) session; live ones heartbeat at once.
+      this.sessions.start(this.meta.listBrokers().map((b) => b.nodeId), performance.now());
+      this.log.info("controller started", { term });
+    }
+    return true;
+  }
+
+  #tick(): void {
+    if (!this.#ensureTerm()) return;
+    const now = performance.now();
+    for (const id of this.sessions.expire(now)) {
+      const b = this.meta.listBrokers().find((x) => x.nodeId === id);
+      if (b === undefined || b.fenced || id === this.cluster.nodeId) continue;
+      void this.#serial(`fence:${id}`, () => this.#fence(id, "session expired"));
+    }
+    for (const b of this.meta.listBrokers()) {
+      if (b.fenced && !this.#busy.has(`unfence:${b.nodeId}`)) this.#maybeUnfence(b.nodeId);
+    }
+    if (
+      (this.o.autoLeaderRebalance ?? true) &&
+      now - this.#lastRebalance > (this.o.rebalanceCheckMs ?? 5000) && !this.#busy.has("rebalance")
+    ) {
+      this.#lastRebalance = now;
+      void this.#serial("rebalance", () => this.electPreferred(false));
+    }
+  }
+
+  #maybeUnfence(id: number): void {
+    const now = performance.now();
+    const self = id === this.cluster.nodeId;
+    if (!self && !this.sessions.alive(id, now)) return;
+    if (this.sessions.shuttingDown(id)) return;
+    const b = this.meta.listBrokers().find((x) => x.nodeId === id);
+    if (b === undefined || !b.fenced) return;
+    // Caught up on metadata: it has applied at least its own registration.
+    const applied = self ? this.cluster.appliedIndex() : this.sessions.appliedIndex(id);
+    if (applied < b.epoch) return;
+    void this.#serial(`unfence:${id}`, () => this.#unfence(id));
+  }
+
+  // ---- views -------------------------------------------------------------------------------
+
+  #live(): (id: number) => boolean {
+    const fenced = new Map(this.meta.listBrokers().map((b) => [b.nodeId, b.fenced]));
+    return (id) => fenced.get(id) === false;
+  }
+
+  #view(): PartitionView[] {
+    const out: PartitionView[] = [];
+    const dflt = this.meta.topicDefaults["unclean.leader.election.enable"] === "true";
+    for (const t of this.meta.listTopics()) {
+      const v = t.configs["unclean.leader.election.enable"];
+      const unclean = v === undefined ? dflt : v === "true";
+      for (const p of t.partitions) {
+        out.push({ ...p, topicId: t.topicId, topic: t.name, unclean });
+      }
+    }
+    return out;
+  }
+
+  async #apply(changes: PartitionChange[]): Promise<number> {
+    let ok = 0;
+    await Promise.all(changes.map(async (c) => {
+      const rec: MetadataRecord = {
+        type: "PartitionChanged",
+        topicId: c.topicId,
+        partition: c.partition,
+        partitionEpoch: c.partitionEpoch,
+        reason: c.reason,
+      };
+      if (c.leader !== undefined) rec.leader = c.leader;
+      if (c.leaderEpoch !== undefined) rec.leaderEpoch = c.leaderEpoch;
+      if (c.isr !== undefined) rec.isr = c.isr;
+      try {
+        await this.cluster.appendAsController(rec);
+        ok++;
+        if (c.leader !== undefined) this.counters.elections++;
+        else this.counters.isrChanges++;
+        const what = c.leader === undefined
+          ? "ISR changed"
+          : c.leader === -1
+          ? "partition offline"
+          : "leader elected";
+        this.log.info(what, {
+          topic_id: c.topicId,
+          partition: c.partition,
+          leader: c.leader,
+          leader_epoch: c.leaderEpoch,
+          isr: c.isr,
+          reason: c.reason,
+        });
+      } catch (e) {
+        this.log.warn("partition change not committed", {
+          partition: c.partition,
+          reason: c.reason,
+          error: e instanceof Error ? e.message : String(e),
+        });
+      }
+    }));
+    return ok;
+  }
+
+  async #fence(id: number, why: string): Promise<void> {
+    if (!this.active) return;
+    const b = this.meta.listBrokers().find((x) => x.nodeId === id);
+    if (b === undefined) return;
+    if (!b.fenced) {
+      await this.cluster.appendAsController({ type: "BrokerFenced", nodeId: id, fenced: true });
+      this.counters.fences++;
+      this.log.warn("broker fenced", { broker: id, reason: why });
+    }
+    await this.#apply(onFenced(this.#view(), id, this.#live()));
+  }
+
+  async #unfence(id: number): Promise<void> {
+    if (!this.active) return;
+    const b = this.meta.listBrokers().find((x) => x.nodeId === id);
+    if (b === undefined || !b.fenced) return;
+    await this.cluster.appendAsController({ type: "BrokerFenced", nodeId: id, fenced: false });
+    this.counters.unfences++;
+    this.log.info("broker unfenced", { broker: id });
+    await this.#apply(onUnfenced(this.#view(), id, this.#live()));
+  }
+
+  /** A broker (re-)registers: a previous incarnation's leaderships and ISR places end first. */
+  async beforeRegister(id: number): Promise<void> {
+    await this.#serial(`fence:${id}`, async () => {
+      this.sessions.end(id);
+      const b = this.meta.listBrokers().find((x) => x.nodeId === id);
+      if (b !== undefined && !b.fenced) await this.#fence(id, "registered again (restarted)");
+      else if (b !== undefined) await this.#apply(onFenced(this.#view(), id, this.#live()));
+    });
+  }
+
+  /** Preferred-leader elections; `force` ignores the imbalance threshold (ElectLeaders). */
+  async electPreferred(force: boolean): Promise<number> {
+    if (!this.active) return 0;
+    return await this.#apply(
+      preferredElections(this.#view(), this.#live(), this.o.imbalance ?? 0.1, force),
+    );
+  }
+
+  // ---- calls from brokers ------------------------------------------------------------------
+
+  heartbeat(from: number, body: unknown): Promise<{ body: unknown }> {
+    if (!this.#ensureTerm()) return Promise.reject(new Error("not the controller"));
+    const b = (body ?? {}) as Record<string, unknown>;
+    const applied = isInt(b.appliedIndex) ? b.appliedIndex : -1;
+    this.sessions.heartbeat(from, performance.now(), applied, b.shuttingDown === true);
+    const reg = this.meta.listBrokers().find((x) => x.nodeId === from);
+    if (reg?.fenced) this.#maybeUnfence(from);
+    return Promise.resolve({
+      body: { fenced: reg?.fenced ?? true, registered: reg !== undefined },
+    });
+  }
+
+  alterPartition(from: number, body: unknown): Promise<{ body: unknown }> {
+    if (!this.#ensureTerm()) return Promise.reject(new Error("not the controller"));
+    const b = (body ?? {}) as Record<string, unknown>;
+    if (
+      typeof b.topicId !== "string" || !isInt(b.partition) || !isInt(b.leaderEpoch) ||
+      !isInt(b.partitionEpoch) || !Array.isArray(b.isr) || b.isr.length > 1000 ||
+      !b.isr.every(isInt)
+    ) return Promise.reject(new Error("bad alterPartition request"));
+    const req = {
+      from,
+      leaderEpoch: b.leaderEpoch,
+      partitionEpoch: b.partitionEpoch,
+      isr: b.isr as number[],
+    };
+    return this.#serial(`alter:${b.topicId}:${b.partition}`, async () => {
+      const p = this.#view().find((x) => x.topicId === b.topicId && x.partition === b.partition);
+      if (p === undefined) return { body: { errorCode: 3, message: "unknown partition" } };
+      const c = checkIsrChange(p, req, this.#live());
+      if ("errorCode" in c) return { body: c };
+      const ok = await this.#apply([c]);
+      return { body: ok === 1 ? { errorCode: 0 } : { errorCode: 108, message: "not committed" } };
+    });
+  }
+
+  /**
+   * Controlled shutdown: leadership moves to other ISR members and the broker leaves the ISRs.
+   * Answers `done` once it leads nothing another replica could take over; it is then fenced, so
+   * its exit costs no session timeout.
+   */
+  shutdown(from: number): Promise<{ body: unknown }> {
+    if (!this.#ensureTerm()) return Promise.reject(new Error("not the controller"));
+    this.sessions.heartbeat(from, performance.now(), -1, true);
+    return this.#serial(`shutdown:${from}`, async () => {
+      await this.#apply(onShutdown(this.#view(), from, this.#live()));
+      const remaining = onShutdown(this.#view(), from, this.#live()).length;
+      if (remaining === 0 && from !== this.cluster.nodeId) {
+        await this.#fence(from, "controlled shutdown");
+      }
+      return { body: { done: remaining === 0 } };
+    });
+  }
+}

@@ -1,0 +1,127 @@
+// The follower side of replication as pure decisions (KIPs 101, 279, 320): what a follower asks
+// for, how a leader detects that the follower's log diverged from its own, and where the
+// follower truncates. A follower truncates to the point where the two logs agree by epoch,
+// never to the high watermark alone (which loses or forks data, KIP-101).
+import type { EpochEndOffset } from "../storage/types.ts";
+
+export interface DivergingEpoch {
+  epoch: number;
+  endOffset: number;
+}
+
+/**
+ * Leader side: the follower fetches at `fetchOffset` and says the last batch it holds has epoch
+ * `lastFetchedEpoch`. If the leader's log has that epoch ending earlier, or does not have that
+ * epoch at all, the follower's log diverged: answer the largest epoch ≤ it and where it ends.
+ * `endOffsetFor` is the leader's epoch cache lookup (OffsetForLeaderEpoch).
+ */
+export function findDivergence(
+  endOffsetFor: (epoch: number) => EpochEndOffset,
+  lastFetchedEpoch: number,
+  fetchOffset: number,
+  logStartOffset: number,
+): DivergingEpoch | undefined {
+  if (lastFetchedEpoch < 0) return undefined; // an empty follower log cannot diverge
+  const e = endOffsetFor(lastFetchedEpoch);
+  if (e.leaderEpoch < 0 || e.endOffset < 0) {
+    // The leader holds no epoch at or below the follower's: everything the follower has below
+    // the leader's log start is gone here anyway; it restarts from the log start.
+    return { epoch: lastFetchedEpoch, endOffset: logStartOffset };
+  }
+  if (e.endOffset < fetchOffset || e.leaderEpoch < lastFetchedEpoch) {
+    return { epoch: e.leaderEpoch, endOffset: e.endOffset };
+  }
+  return undefined;
+}
+
+/**
+ * Follower side, on a diverging epoch: the offset to truncate to. If the follower holds the
+ * leader's epoch, the logs agree up to the smaller end of it; if not, cut to the end of the
+ * follower's own largest epoch below it and ask again (the next fetch carries that epoch), as
+ * Kafka does, so rapid leader changes converge (KIP-279) instead of forking.
+ */
+export function truncationOffset(
+  localEndOffsetFor: (epoch: number) => EpochEndOffset,
+  localLogEnd: number,
+  diverging: DivergingEpoch,
+): number {
+  const local = localEndOffsetFor(diverging.epoch);
+  if (local.leaderEpoch < 0 || local.endOffset < 0) {
+    // Nothing of ours at or below that epoch: no common history beyond the leader's answer.
+    return Math.min(diverging.endOffset, localLogEnd);
+  }
+  if (local.leaderEpoch === diverging.epoch) {
+    return Math.min(diverging.endOffset, local.endOffset, localLogEnd);
+  }
+  return Math.min(local.endOffset, diverging.endOffset, localLogEnd);
+}
+
+/** What a follower sends per partition in each fetch to its leader. */
+export interface ReplicaFetchPartition {
+  topicId: string;
+  topic: string;
+  partition: number;
+  /** The leader epoch the follower believes current (the leader fences a mismatch). */
+  currentLeaderEpoch: number;
+  /** The follower's log end. */
+  fetchOffset: number;
+  /** The epoch of the follower's last batch (-1 when its log is empty). */
+  lastFetchedEpoch: number;
+  /** What the follower has fsynced: only this counts for the high watermark. */
+  durableEnd: number;
+  logStartOffset: number;
+}
+
+/** What the leader answers per partition. */
+export interface ReplicaFetchResult {
+  topicId: string;
+  partition: number;
+  /** A Kafka error code (0, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER…). */
+  errorCode: number;
+  highWatermark: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  diverging?: DivergingEpoch;
+  /** Record batches follow the header in the frame; this is their length here. */
+  bytes: number;
+}
+
+/**
+ * The follower's next step for a fetch result: the actions are applied in order by the shell.
+ * `logStart > localEnd` means the leader deleted what we would fetch next (retention, DeleteRecords):
+ * the follower's log restarts empty at the leader's log start.
+ */
+export type FollowerAction =
+  | { kind: "truncate"; offset: number }
+  | { kind: "reset"; offset: number }
+  | { kind: "append" }
+  | { kind: "deleteBefore"; offset: number }
+  | { kind: "highWatermark"; offset: number };
+
+export function followerActions(
+  r: ReplicaFetchResult,
+  local: {
+    logEnd: number;
+    logStart: number;
+    endOffsetFor: (epoch: number) => EpochEndOffset;
+  },
+): FollowerAction[] {
+  if (r.errorCode !== 0) return [];
+  if (r.diverging !== undefined) {
+    return [{
+      kind: "truncate",
+      offset: truncationOffset(local.endOffsetFor, local.logEnd, r.diverging),
+    }];
+  }
+  const out: FollowerAction[] = [];
+  if (r.logStartOffset > local.logEnd) {
+    out.push({ kind: "reset", offset: r.logStartOffset });
+    return out; // fetch again from there
+  }
+  if (r.bytes > 0) out.push({ kind: "append" });
+  if (r.logStartOffset > local.logStart) {
+    out.push({ kind: "deleteBefore", offset: r.logStartOffset });
+  }
+  out.push({ kind: "highWatermark", offset: r.highWatermark });
+  return out;
+}

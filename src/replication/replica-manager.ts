@@ -1,0 +1,436 @@
+// The replication shell of one broker: serves followers' fetches of the partitions it leads,
+// runs one fetcher per leader it follows (each on a connection of its own, never behind Raft
+// traffic), sends leaders' ISR changes to the controller, and ticks the leader cores. The
+// decisions are the cores' (leader.ts, follower.ts); this file moves bytes and messages.
+import type { ClusterService } from "../cluster/node.ts";
+import type { PeerLink } from "../cluster/peer-link.ts";
+import type { CallAnswer } from "../cluster/transport.ts";
+import type { PartitionManager, ReplicationHooks } from "../core/partition-manager.ts";
+import type { Logger } from "../log.ts";
+import {
+  findDivergence,
+  followerActions,
+  type ReplicaFetchPartition,
+  type ReplicaFetchResult,
+} from "./follower.ts";
+import type { IsrProposal } from "./leader.ts";
+import type { Replica } from "./replica.ts";
+
+/** A follower's fetch waits at most this long at the leader when there is nothing new. */
+const FETCH_WAIT_MS = 500;
+const PARTITION_MAX_BYTES = 1 << 20;
+const RESPONSE_MAX_BYTES = 8 << 20;
+const MAX_PARTITIONS_PER_FETCH = 100_000;
+const TICK_MS = 200;
+
+const E = {
+  NONE: 0,
+  OFFSET_OUT_OF_RANGE: 1,
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  NOT_LEADER_OR_FOLLOWER: 6,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
+} as const;
+
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+
+function parseFetchPartition(v: unknown): ReplicaFetchPartition | undefined {
+  const o = v as Record<string, unknown> | null;
+  if (o === null || typeof o !== "object") return undefined;
+  if (
+    typeof o.topicId !== "string" || typeof o.topic !== "string" || o.topic.length > 249 ||
+    !isInt(o.partition) || !isInt(o.currentLeaderEpoch) || !isInt(o.fetchOffset) ||
+    !isInt(o.lastFetchedEpoch) || !isInt(o.durableEnd) || !isInt(o.logStartOffset) ||
+    o.fetchOffset < 0
+  ) return undefined;
+  return o as unknown as ReplicaFetchPartition;
+}
+
+export interface ReplicationStats {
+  fetchesServed: number;
+  bytesServed: number;
+  fetchesSent: number;
+  bytesCopied: number;
+  truncations: number;
+  isrProposals: number;
+}
+
+export class ReplicaManager implements ReplicationHooks {
+  readonly stats: ReplicationStats = {
+    fetchesServed: 0,
+    bytesServed: 0,
+    fetchesSent: 0,
+    bytesCopied: 0,
+    truncations: 0,
+    isrProposals: 0,
+  };
+  readonly #fetchers = new Map<number, Fetcher>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #canLead = false;
+  #stopped = false;
+  #refreshQueued = false;
+  /** Long-polling follower fetches, woken by any append to a partition led here. */
+  readonly #appendWaiters = new Set<() => void>();
+
+  constructor(
+    readonly partitions: PartitionManager,
+    readonly cluster: ClusterService,
+    readonly log: Logger,
+    readonly controllerCall: (method: string, body: unknown) => Promise<unknown>,
+    readonly lagTimeMaxMs = 10_000,
+  ) {}
+
+  start(): void {
+    this.cluster.handleCall("replicaFetch", (from, body) => this.serve(from, body));
+    this.#timer = setInterval(() => {
+      for (const r of this.partitions.partitions()) r.tick();
+    }, TICK_MS);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    for (const f of this.#fetchers.values()) f.stop();
+    this.#fetchers.clear();
+    for (const w of [...this.#appendWaiters]) w();
+  }
+
+  // ---- ReplicationHooks ----------------------------------------------------------------------
+
+  canLead(): boolean {
+    return this.#canLead;
+  }
+
+  /** The controller unfenced (or fenced) this broker: leadership named in the metadata follows. */
+  setCanLead(v: boolean): void {
+    if (this.#canLead === v) return;
+    this.#canLead = v;
+    this.log.info(v ? "broker may lead partitions" : "broker fenced: leading nothing", {});
+    void this.partitions.reconcile();
+  }
+
+  propose(r: Replica, p: IsrProposal): void {
+    this.stats.isrProposals++;
+    this.controllerCall("alterPartition", {
+      topicId: r.topicId,
+      partition: r.partition,
+      leaderEpoch: p.leaderEpoch,
+      partitionEpoch: p.partitionEpoch,
+      isr: p.isr,
+    }).then((res) => {
+      const code = (res as { errorCode?: number } | null)?.errorCode ?? -1;
+      if (code !== 0) {
+        this.log.warn("ISR change refused", { topic: r.topic, partition: r.partition, res });
+        r.proposalRefused();
+      }
+    }, () => r.proposalRefused());
+  }
+
+  checkpointedHw(): number {
+    return 0;
+  }
+
+  /** Appends and role changes: wake long-polling followers; fetchers follow role changes. */
+  changed(): void {
+    this.#wakeFollowers();
+    if (this.#refreshQueued || this.#stopped) return;
+    this.#refreshQueued = true;
+    queueMicrotask(() => {
+      this.#refreshQueued = false;
+      this.#refreshFetchers();
+    });
+  }
+
+  appended(): void {
+    this.#wakeFollowers();
+  }
+
+  #wakeFollowers(): void {
+    if (this.#appendWaiters.size === 0) return;
+    const ws = [...this.#appendWaiters];
+    this.#appendWaiters.clear();
+    for (const w of ws) w();
+  }
+
+  // ---- follower side -----------------------------------------------------------------------
+
+  #refreshFetchers(): void {
+    const byLeader = new Map<number, Replica[]>();
+    for (const r of this.partitions.partitions()) {
+      if (r.isLeader || r.leader < 0 || r.leader === this.cluster.nodeId) continue;
+      const l = byLeader.get(r.leader) ?? [];
+      l.push(r);
+      byLeader.set(r.leader, l);
+    }
+    for (const [id, f] of this.#fetchers) {
+      if (!byLeader.has(id)) {
+        f.stop();
+        this.#fetchers.delete(id);
+      }
+    }
+    for (const [id, rs] of byLeader) {
+      let f = this.#fetchers.get(id);
+      if (f === undefined) {
+        const link = this.cluster.link(id);
+        if (link === undefined) continue; // address unknown yet: the next change retries
+        f = new Fetcher(id, link, this);
+        this.#fetchers.set(id, f);
+        f.start();
+      }
+      f.set(rs);
+    }
+  }
+
+  // ---- leader side -------------------------------------------------------------------------
+
+  async serve(from: number, body: unknown): Promise<CallAnswer> {
+    const b = (body ?? {}) as Record<string, unknown>;
+    const list = Array.isArray(b.partitions) ? b.partitions : undefined;
+    if (list === undefined || list.length > MAX_PARTITIONS_PER_FETCH) {
+      throw new Error("bad replicaFetch request");
+    }
+    const wanted: ReplicaFetchPartition[] = [];
+    for (const v of list) {
+      const p = parseFetchPartition(v);
+      if (p === undefined) throw new Error("bad replicaFetch partition");
+      wanted.push(p);
+    }
+    const maxWait = isInt(b.maxWaitMs) ? Math.min(Math.max(b.maxWaitMs, 0), 5000) : FETCH_WAIT_MS;
+    const deadline = performance.now() + maxWait;
+    for (;;) {
+      let budget = RESPONSE_MAX_BYTES;
+      const results: ReplicaFetchResult[] = [];
+      const tail: Uint8Array[] = [];
+      let any = false;
+      for (const q of wanted) {
+        const { result, records } = this.#serveOne(from, q, budget);
+        results.push(result);
+        if (records !== undefined) {
+          tail.push(records);
+          budget -= records.length;
+        }
+        if (result.errorCode !== 0 || result.bytes > 0 || result.diverging) any = true;
+      }
+      const left = deadline - performance.now();
+      if (any || left <= 0 || this.#stopped) {
+        this.stats.fetchesServed++;
+        for (const t of tail) this.stats.bytesServed += t.length;
+        return { body: { results }, tail };
+      }
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.#appendWaiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, left);
+        this.#appendWaiters.add(wake);
+      });
+    }
+  }
+
+  #serveOne(
+    from: number,
+    q: ReplicaFetchPartition,
+    budget: number,
+  ): { result: ReplicaFetchResult; records?: Uint8Array } {
+    const base: ReplicaFetchResult = {
+      topicId: q.topicId,
+      partition: q.partition,
+      errorCode: 0,
+      highWatermark: -1,
+      logStartOffset: -1,
+      logEndOffset: -1,
+      bytes: 0,
+    };
+    if (!this.partitions.has(q.topic, q.partition)) {
+      return { result: { ...base, errorCode: E.UNKNOWN_TOPIC_OR_PARTITION } };
+    }
+    const r = this.partitions.partition(q.topic, q.partition);
+    if (r.topicId !== q.topicId) {
+      return { result: { ...base, errorCode: E.UNKNOWN_TOPIC_OR_PARTITION } };
+    }
+    // Identity is the connection's (the hello), and it must be one of the partition's replicas.
+    if (!r.isLeader || !r.replicas.includes(from) || from === this.cluster.nodeId) {
+      return { result: { ...base, errorCode: E.NOT_LEADER_OR_FOLLOWER } };
+    }
+    if (q.currentLeaderEpoch !== r.leaderEpoch) {
+      const code = q.currentLeaderEpoch < r.leaderEpoch
+        ? E.FENCED_LEADER_EPOCH
+        : E.UNKNOWN_LEADER_EPOCH;
+      return { result: { ...base, errorCode: code } };
+    }
+    const log = r.log;
+    const filled = {
+      ...base,
+      highWatermark: r.highWatermark(),
+      logStartOffset: log.logStartOffset(),
+      logEndOffset: log.logEndOffset(),
+    };
+    const diverging = findDivergence(
+      (e) => log.endOffsetForEpoch(e),
+      q.lastFetchedEpoch,
+      q.fetchOffset,
+      log.logStartOffset(),
+    );
+    if (diverging !== undefined) return { result: { ...filled, diverging } };
+    if (q.fetchOffset > log.logEndOffset()) {
+      return { result: { ...filled, errorCode: E.OFFSET_OUT_OF_RANGE } };
+    }
+    // Only a position in this leader's history counts (checked above): record it.
+    r.onFollowerFetch(from, q.fetchOffset, q.durableEnd);
+    const out = { ...filled, highWatermark: r.highWatermark() };
+    if (
+      q.fetchOffset < log.logStartOffset() || q.fetchOffset >= log.logEndOffset() || budget <= 0
+    ) {
+      return { result: out };
+    }
+    const read = log.read(q.fetchOffset, Math.min(PARTITION_MAX_BYTES, budget), log.logEndOffset());
+    return { result: { ...out, bytes: read.records.length }, records: read.records };
+  }
+
+  // ---- used by fetchers --------------------------------------------------------------------
+
+  /** Apply one partition's fetch answer on this follower. Returns true if bytes were appended. */
+  async applyFetched(r: Replica, res: ReplicaFetchResult, records: Uint8Array): Promise<boolean> {
+    const log = r.log;
+    const actions = followerActions(res, {
+      logEnd: log.logEndOffset(),
+      logStart: log.logStartOffset(),
+      endOffsetFor: (e) => log.endOffsetForEpoch(e),
+    });
+    let appended = false;
+    for (const a of actions) {
+      switch (a.kind) {
+        case "truncate":
+          this.stats.truncations++;
+          this.log.warn("follower truncating to where its log agrees with the leader's", {
+            topic: r.topic,
+            partition: r.partition,
+            from: log.logEndOffset(),
+            to: a.offset,
+            diverging_epoch: res.diverging?.epoch,
+          });
+          await log.truncateTo(a.offset);
+          r.capFollowerHw();
+          break;
+        case "reset":
+          // TODO(reassignment issue): restarting an empty log at the leader's log start.
+          this.log.error("follower is below the leader's log start; it cannot catch up yet", {
+            topic: r.topic,
+            partition: r.partition,
+            log_end: log.logEndOffset(),
+            leader_log_start: a.offset,
+          });
+          return false;
+        case "append":
+          log.append(records, { leaderEpoch: r.leaderEpoch, origin: "replication" });
+          this.stats.bytesCopied += records.length;
+          appended = true;
+          break;
+        case "deleteBefore":
+          if (a.offset <= log.logEndOffset()) await log.deleteRecords(a.offset);
+          break;
+        case "highWatermark":
+          r.setFollowerHw(a.offset);
+          break;
+      }
+    }
+    return appended;
+  }
+}
+
+/** One leader's partitions followed here: fetch, apply, sync, fetch again. */
+class Fetcher {
+  #parts: Replica[] = [];
+  #stopped = false;
+  #backoff = new Map<Replica, number>();
+
+  constructor(readonly leader: number, readonly link: PeerLink, readonly mgr: ReplicaManager) {}
+
+  set(rs: Replica[]): void {
+    this.#parts = rs;
+  }
+
+  start(): void {
+    void this.#run();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.link.close();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      const now = performance.now();
+      const parts = this.#parts.filter((r) =>
+        !r.isLeader && r.leader === this.leader && (this.#backoff.get(r) ?? 0) <= now
+      );
+      if (parts.length === 0) {
+        await Bun.sleep(50);
+        continue;
+      }
+      const req = parts.map((r): ReplicaFetchPartition => ({
+        topicId: r.topicId,
+        topic: r.topic,
+        partition: r.partition,
+        currentLeaderEpoch: r.leaderEpoch,
+        fetchOffset: r.log.logEndOffset(),
+        lastFetchedEpoch: r.log.latestEpoch(),
+        durableEnd: r.log.durableEndOffset(),
+        logStartOffset: r.log.logStartOffset(),
+      }));
+      let res;
+      try {
+        this.mgr.stats.fetchesSent++;
+        res = await this.link.call(
+          "replicaFetch",
+          { maxWaitMs: FETCH_WAIT_MS, partitions: req },
+          5000,
+        );
+      } catch (e) {
+        if (this.#stopped) return;
+        this.mgr.log.debug("replica fetch failed", { leader: this.leader, error: String(e) });
+        await Bun.sleep(200);
+        continue;
+      }
+      const results = (res.body as { results?: unknown } | null)?.results;
+      if (!Array.isArray(results) || results.length !== parts.length) {
+        await Bun.sleep(200);
+        continue;
+      }
+      let at = 0;
+      const synced: Promise<void>[] = [];
+      for (let i = 0; i < parts.length; i++) {
+        const r = parts[i];
+        const x = results[i] as ReplicaFetchResult;
+        const n = isInt(x?.bytes) && x.bytes >= 0 ? x.bytes : 0;
+        const records = res.tail.subarray(at, at + n);
+        at += n;
+        // The replica changed role or epoch while the fetch was out: the answer is stale.
+        if (r.isLeader || r.leader !== this.leader || r.leaderEpoch !== req[i].currentLeaderEpoch) {
+          continue;
+        }
+        if (x.errorCode !== 0) {
+          this.#backoff.set(r, performance.now() + 100);
+          continue;
+        }
+        try {
+          if (await this.mgr.applyFetched(r, x, records)) {
+            // Report only synced bytes: sync before the next fetch says where we are.
+            synced.push(r.log.waitDurable(r.log.logEndOffset()).catch(() => {}));
+          }
+        } catch (e) {
+          this.mgr.log.warn("could not apply replicated data", {
+            topic: r.topic,
+            partition: r.partition,
+            error: e instanceof Error ? e.message : String(e),
+          });
+          this.#backoff.set(r, performance.now() + 500);
+        }
+      }
+      if (synced.length > 0) await Promise.all(synced);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+// Broker sessions with the controller, as a pure core: heartbeats keep a session, silence ends
+// it, a hint (the broker's connection to the controller closed, gossip suspects it) shortens the
+// wait but never ends a session by itself. A new controller gives every broker a fresh session,
+// with a shorter first deadline: a live broker finds the new controller within a few heartbeats.
+
+export interface SessionOptions {
+  /** broker.session.timeout.ms: silence that ends a session. */
+  sessionTimeoutMs: number;
+  /** How often brokers heartbeat. */
+  heartbeatMs: number;
+  /** After a hint, a broker silent this long (from the hint) is ended. */
+  hintGraceMs: number;
+}
+
+export const DEFAULT_SESSIONS: SessionOptions = {
+  sessionTimeoutMs: 3000,
+  heartbeatMs: 250,
+  hintGraceMs: 750,
+};
+
+interface Session {
+  deadlineMs: number;
+  lastHeartbeatMs: number;
+  /** The broker's applied metadata index, from its last heartbeat. */
+  appliedIndex: number;
+  shuttingDown: boolean;
+}
+
+export class SessionTracker {
+  readonly #s = new Map<number, Session>();
+  constructor(readonly o: SessionOptions = DEFAULT_SESSIONS) {}
+
+  /** This broker became controller: every known broker gets a (short) fresh session. */
+  start(brokers: Iterable<number>, nowMs: number): void {
+    this.#s.clear();
+    const first = Math.min(this.o.sessionTimeoutMs, Math.max(1000, 4 * this.o.heartbeatMs));
+    for (const id of brokers) {
+      this.#s.set(id, {
+        deadlineMs: nowMs + first,
+        lastHeartbeatMs: -1,
+        appliedIndex: -1,
+        shuttingDown: false,
+      });
+    }
+  }
+
+  heartbeat(id: number, nowMs: number, appliedIndex: number, shuttingDown = false): void {
+    const s = this.#s.get(id);
+    const next: Session = {
+      deadlineMs: nowMs + this.o.sessionTimeoutMs,
+      lastHeartbeatMs: nowMs,
+      appliedIndex: Math.max(appliedIndex, s?.appliedIndex ?? -1),
+      shuttingDown: shuttingDown || (s?.shuttingDown ?? false),
+    };
+    this.#s.set(id, next);
+  }
+
+  /** A sign the broker may be gone (connection closed, gossip suspicion). */
+  hint(id: number, nowMs: number): void {
+    const s = this.#s.get(id);
+    if (s === undefined) return;
+    s.deadlineMs = Math.min(s.deadlineMs, nowMs + this.o.hintGraceMs);
+  }
+
+  /** Ends a session at once (a restarted broker re-registered: its old incarnation is gone). */
+  end(id: number): void {
+    this.#s.delete(id);
+  }
+
+  alive(id: number, nowMs: number): boolean {
+    const s = this.#s.get(id);
+    return s !== undefined && nowMs <= s.deadlineMs && s.lastHeartbeatMs >= 0;
+  }
+
+  appliedIndex(id: number): number {
+    return this.#s.get(id)?.appliedIndex ?? -1;
+  }
+
+  shuttingDown(id: number): boolean {
+    return this.#s.get(id)?.shuttingDown ?? false;
+  }
+
+  /** Brokers whose session ended by `nowMs` (each reported once; it must heartbeat again). */
+  expire(nowMs: number): number[] {
+    const out: number[] = [];
+    for (const [id, s] of this.#s) {
+      if (nowMs > s.deadlineMs) {
+        out.push(id);
+        this.#s.delete(id);
+      }
+    }
+    return out;
+  }
+
+  lastHeartbeat(id: number): number {
+    return this.#s.get(id)?.lastHeartbeatMs ?? -1;
+  }
+}
