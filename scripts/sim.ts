@@ -1,12 +1,13 @@
-// Deterministic simulation campaigns: `bun scripts/sim.ts [--core raft|swim|all] --seeds N
-// --from S [--verbose]`. Runs seeds S..S+N-1 of each registered campaign, prints summed event
+// Deterministic simulation campaigns: `bun scripts/sim.ts [--core raft|swim|replication|all]
+// --seeds N --from S [--verbose]` (the core may also come first, bare: `npm run sim --
+// replication --seeds 100`). Runs seeds S..S+N-1 of each registered campaign, prints summed event
 // counts, prints a replay command for every failing seed, and exits non-zero when an
 // invariant failed or a required count stayed zero.
 import { type Campaign, CAMPAIGNS } from "../src/cluster/sim/campaigns.ts";
 
 function usage(msg: string): never {
   console.error(
-    `${msg}\nusage: bun scripts/sim.ts [--core NAME|all] [--seeds N] [--from S] [--verbose]`,
+    `${msg}\nusage: bun scripts/sim.ts [NAME|--core NAME|all] [--seeds N] [--from S] [--verbose]`,
   );
   console.error(`cores: ${Object.keys(CAMPAIGNS).join(", ")}`);
   process.exit(2);
@@ -31,6 +32,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a === "--seeds") seeds = intArg(args[++i], a);
   else if (a === "--from") from = intArg(args[++i], a);
   else if (a === "--verbose") verbose = true;
+  else if (i === 0 && !a.startsWith("-")) core = a;
   else usage(`unknown argument ${a}`);
 }
 const names = core === "all" ? Object.keys(CAMPAIGNS) : [core];

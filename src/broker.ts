@@ -25,9 +25,11 @@ import { ProducerIdAllocator } from "./kafka/producer-ids.ts";
 import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
 import { localGroups } from "./http/groups.ts";
 import { ClusterService } from "./cluster/node.ts";
+import { RemotePartitions } from "./cluster/remote-partitions.ts";
 import { ControllerService } from "./replication/controller-service.ts";
 import { ReplicaManager } from "./replication/replica-manager.ts";
 import { SessionClient } from "./replication/session-client.ts";
+import { leaderPartitionStats, ReplicationAdmin } from "./core/replication-admin.ts";
 
 /** How often closed segments are checked against retention.ms / retention.bytes. */
 const RETENTION_CHECK_MS = 1000;
@@ -203,7 +205,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
           ? late0.session.call(method, body)
           : Promise.reject(new Error("no controller session yet")),
       cfg.replicaLagTimeMaxMs,
+      cfg.dataDir,
     );
+    await replication.loadCheckpoint();
     partitions.setReplication(replication);
     const session = new SessionClient(
       cluster,
@@ -212,10 +216,11 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       (fenced) => replication.setCanLead(!fenced),
     );
     late0.session = session;
-    cleanups.push(() => {
+    cleanups.push(async () => {
       session.stop();
       replication.stop();
       controller.stop();
+      await replication.checkpoint();
     });
     controller.start();
     replication.start();
@@ -223,17 +228,24 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     // The Kafka handlers and the metadata hook below need the group service, which exists only
     // after this broker registered.
     const late: { groups?: GroupService } = {};
-    cluster.onPartitionStats((topic, ps) =>
-      ps.filter((p) => partitions.leaderError(topic, p) === 0).map((p) => {
-        const log = partitions.partition(topic, p).log;
-        return {
-          partition: p,
-          logStartOffset: log.logStartOffset(),
-          highWatermark: partitions.highWatermark(topic, p),
-          sizeBytes: log.sizeBytes(),
-        };
-      })
+    // What other brokers ask of the partitions led here (offsets, size, followers' positions);
+    // the controller's views (broker sessions, ElectLeaders) for the HTTP API and Kafka handlers.
+    cluster.onPartitionStats((topic, ps) => leaderPartitionStats(partitions, topic, ps));
+    ReplicationAdmin.attach(
+      partitions,
+      cluster,
+      controller,
+      log.child({ component: "controller" }),
     );
+    // HTTP on any broker: appends and reads forwarded to partitions' leaders over the cluster port.
+    const remote = new RemotePartitions(
+      cluster,
+      partitions,
+      meta,
+      log.child({ component: "forward" }),
+    );
+    remote.serve();
+    cleanups.push(() => remote.close());
     // Topics created, deleted or changed through another broker reach this one's logs too.
     cluster.onMetadataChanged((r) => {
       void partitions.reconcile();
@@ -373,6 +385,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       token: cfg.httpToken,
       metrics: broker.metrics,
       closing: closing.signal,
+      remote,
     });
     warnIfExposed(cfg.httpAddr, cfg.httpToken, log);
     ready = true;

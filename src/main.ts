@@ -58,11 +58,13 @@ async function main(argv: string[]): Promise<number> {
     }
     stopping = true;
     log.info("shutting down", { signal });
-    // The 5 s budget: whatever is still pending then is abandoned (acknowledged data is already synced).
+    // The budget: the controlled shutdown (leadership moving away), then 5 s; whatever is still
+    // pending then is abandoned (acknowledged data is already synced).
+    const budgetMs = cmd.config.controlledShutdownMs + 5000;
     const hard = setTimeout(() => {
-      log.error("shutdown took longer than 5 s; exiting");
+      log.error(`shutdown took longer than ${budgetMs / 1000} s; exiting`);
       process.exit(1);
-    }, 5000);
+    }, budgetMs);
     broker.stop().then(
       () => {
         clearTimeout(hard);

@@ -161,7 +161,7 @@ export const groupCommands: Command[] = [
   {
     name: "cluster status",
     usage: "cluster status",
-    summary: "Show the cluster id, controller and brokers.",
+    summary: "Show the cluster id, controller, brokers (session states) and quorum.",
     examples: [
       "broker cluster status",
       "broker cluster status --server http://broker-2:8080 --json",
@@ -179,7 +179,10 @@ export const groupCommands: Command[] = [
           kafka_port: number;
           http_port: number;
           fenced: boolean;
+          state?: string;
+          heartbeat_age_ms?: number | null;
         }[];
+        broker_states_from?: string;
         members?: {
           id: number;
           addresses: { cluster: string; kafka: string; http: string };
@@ -203,11 +206,21 @@ export const groupCommands: Command[] = [
         }, ${c.topics} topic(s), ${c.partitions} partition(s), ${c.groups} group(s)\n`,
       );
       out(table(
-        ["NODE", "HOST", "KAFKA", "HTTP", "STATE"],
-        c.brokers.map((
-          b,
-        ) => [b.node_id, b.host, b.kafka_port, b.http_port, b.fenced ? "fenced" : "active"]),
+        ["NODE", "HOST", "KAFKA", "HTTP", "STATE", "HEARTBEAT"],
+        c.brokers.map((b) => [
+          b.node_id,
+          b.host,
+          b.kafka_port,
+          b.http_port,
+          b.state ?? (b.fenced ? "fenced" : "alive"),
+          b.heartbeat_age_ms === null || b.heartbeat_age_ms === undefined
+            ? "-"
+            : `${b.heartbeat_age_ms} ms ago`,
+        ]),
       ));
+      if (c.broker_states_from === "metadata") {
+        out("(states from the metadata: the controller did not answer)\n");
+      }
       if (c.quorum) {
         const q = c.quorum;
         out(

@@ -1,5 +1,5 @@
-// broker topic create|list|describe|alter|delete
-import { enc } from "./client.ts";
+// broker topic create|list|describe|alter|delete|elect-leaders
+import { CliError, enc } from "./client.ts";
 import { type Command, intFlag, need, pairs } from "./command.ts";
 import { json, out, table } from "./format.ts";
 
@@ -9,12 +9,34 @@ interface TopicDesc {
   partitions: {
     partition: number;
     leader: number;
+    leader_epoch?: number;
     replicas: number[];
     isr: number[];
     log_start_offset: number | null;
     high_watermark: number | null;
+    log_end_offset?: number | null;
     size_bytes: number | null;
+    under_replicated?: boolean;
+    offline?: boolean;
+    replica_positions?: {
+      broker_id: number;
+      in_sync: boolean;
+      log_end_offset: number | null;
+      lag: number | null;
+    }[];
   }[];
+}
+
+/** "2:0 3:15": each follower's lag in records behind the leader ("?" when unknown). */
+function followerLags(p: TopicDesc["partitions"][number]): string {
+  const rows = (p.replica_positions ?? []).filter((r) => r.broker_id !== p.leader);
+  if (rows.length === 0 || p.offline) return "-";
+  return rows.map((r) => `${r.broker_id}:${r.lag ?? "?"}`).join(" ");
+}
+
+function partitionStatus(p: TopicDesc["partitions"][number]): string {
+  if (p.offline ?? p.leader < 0) return "offline";
+  return (p.under_replicated ?? p.isr.length < p.replicas.length) ? "under-replicated" : "ok";
 }
 
 function printTopic(t: TopicDesc): void {
@@ -22,17 +44,44 @@ function printTopic(t: TopicDesc): void {
   const cfg = Object.entries(t.configs);
   if (cfg.length) out(`configs: ${cfg.map(([k, v]) => `${k}=${v}`).join(", ")}\n`);
   out(table(
-    ["PARTITION", "LEADER", "REPLICAS", "ISR", "LOG-START", "HIGH-WATERMARK", "SIZE"],
+    [
+      "PARTITION",
+      "LEADER",
+      "EPOCH",
+      "REPLICAS",
+      "ISR",
+      "LOG-START",
+      "HIGH-WATERMARK",
+      "LOG-END",
+      "SIZE",
+      "LAG",
+      "STATUS",
+    ],
     t.partitions.map((p) => [
       p.partition,
       p.leader,
+      p.leader_epoch,
       p.replicas.join(","),
       p.isr.join(","),
       p.log_start_offset,
       p.high_watermark,
+      p.log_end_offset,
       p.size_bytes,
+      followerLags(p),
+      partitionStatus(p),
     ]),
   ));
+}
+
+interface ElectionResults {
+  elected: number;
+  results: {
+    topic: string;
+    partition: number;
+    error_code: number;
+    error: string | null;
+    message: string | null;
+  }[];
 }
 
 export const topicCommands: Command[] = [
@@ -92,7 +141,8 @@ export const topicCommands: Command[] = [
   {
     name: "topic describe",
     usage: "topic describe NAME",
-    summary: "Show a topic's partitions (leader, replicas, ISR, offsets, size) and configs.",
+    summary:
+      "Show a topic's partitions (leader, epoch, replicas, ISR, offsets, follower lag) and configs.",
     examples: ["broker topic describe orders"],
     async run(ctx) {
       const name = need(ctx, 0, "topic name", "topic describe");
@@ -139,6 +189,58 @@ export const topicCommands: Command[] = [
       if (ctx.json) json(t);
       else printTopic(t);
       return 0;
+    },
+  },
+  {
+    name: "topic elect-leaders",
+    usage: "topic elect-leaders [--topic T [--partition P]...] [--unclean]",
+    summary: "Move leadership back to preferred replicas, or elect leaders of offline partitions.",
+    flags: [
+      "--topic T        only this topic (default: every partition of every topic)",
+      "--partition P    only this partition of --topic, repeatable",
+      "--unclean        elect a leader for partitions that have none: a live in-sync replica, " +
+      "else any live replica (records only the old leader had are lost)",
+    ],
+    examples: [
+      "broker topic elect-leaders",
+      "broker topic elect-leaders --topic orders --partition 0 --partition 2",
+      "broker topic elect-leaders --topic orders --partition 1 --unclean",
+    ],
+    options: {
+      topic: { type: "string", short: "t" },
+      partition: { type: "string", short: "p", multiple: true },
+      unclean: { type: "boolean" },
+    },
+    async run(ctx) {
+      const topic = ctx.values.topic as string | undefined;
+      const parts = ((ctx.values.partition as string[] | undefined) ?? []).map((p) =>
+        intFlag(p, "partition")!
+      );
+      if (parts.length > 0 && topic === undefined) {
+        throw new CliError("--partition needs --topic (see broker topic elect-leaders --help)");
+      }
+      const r = await ctx.client.call<ElectionResults>("POST", "/cluster/elect-leaders", {
+        type: ctx.values.unclean ? "unclean" : "preferred",
+        topic,
+        partitions: parts.length > 0 ? parts : undefined,
+      });
+      // Failed: any answer but elected or "no election needed".
+      const failed = r.results.filter((x) => x.error_code !== 0 && x.error_code !== 84).length;
+      if (ctx.json) json(r);
+      else if (r.results.length === 0) out("no partition needs an election\n");
+      else {
+        out(table(
+          ["TOPIC", "PARTITION", "RESULT", "MESSAGE"],
+          r.results.map((x) => [
+            x.topic,
+            x.partition,
+            x.error_code === 0 ? "elected" : (x.error ?? String(x.error_code)),
+            x.message,
+          ]),
+        ));
+        out(`${r.elected} leader(s) elected${failed ? `, ${failed} failed` : ""}\n`);
+      }
+      return failed > 0 ? 1 : 0;
     },
   },
   {

@@ -45,6 +45,19 @@ export interface PartitionStats {
   logStartOffset: number;
   highWatermark: number;
   sizeBytes: number;
+  /** The leader's log end (absent in answers of brokers from before replica views). */
+  logEndOffset?: number;
+  /** The leader's view of each follower (absent as above; empty for a single replica). */
+  followers?: FollowerPosition[];
+}
+
+/** One follower as its partition's leader sees it. */
+export interface FollowerPosition {
+  id: number;
+  /** The follower's log end from its last fetch, -1 when it has not fetched from this leader. */
+  logEnd: number;
+  /** Milliseconds since it last had everything the leader had (0 while it does). */
+  caughtUpAgoMs: number;
 }
 
 /** One group as GET /groups lists it. */
@@ -62,12 +75,22 @@ function isGroupRow(v: unknown): v is GroupRow {
     Number.isSafeInteger(o.members);
 }
 
+function isFollowerPosition(v: unknown): v is FollowerPosition {
+  const o = v as Record<string, unknown> | null;
+  return o !== null && typeof o === "object" &&
+    ["id", "logEnd", "caughtUpAgoMs"].every((k) => Number.isSafeInteger(o[k]));
+}
+
 function isPartitionStats(v: unknown): v is PartitionStats {
   const o = v as Record<string, unknown> | null;
   return o !== null && typeof o === "object" &&
     ["partition", "logStartOffset", "highWatermark", "sizeBytes"].every((k) =>
       Number.isSafeInteger(o[k])
-    );
+    ) &&
+    (o.logEndOffset === undefined || Number.isSafeInteger(o.logEndOffset)) &&
+    (o.followers === undefined ||
+      (Array.isArray(o.followers) && o.followers.length <= 1000 &&
+        o.followers.every(isFollowerPosition)));
 }
 
 export class ClusterError extends Error {

@@ -51,7 +51,13 @@ export class PeerLink {
     this.#drop(new RequestError("peer address changed"));
   }
 
-  call(method: string, body: unknown, timeoutMs: number): Promise<CallResult> {
+  /** `tail`: raw bytes sent after the JSON header (record batches stay bytes). */
+  call(
+    method: string,
+    body: unknown,
+    timeoutMs: number,
+    tail: readonly Uint8Array[] = [],
+  ): Promise<CallResult> {
     if (this.#closed) return Promise.reject(new RequestError("link closed"));
     if (this.#pending.size >= MAX_IN_FLIGHT) {
       return Promise.reject(new RequestError("too many calls in flight"));
@@ -67,7 +73,7 @@ export class PeerLink {
         this.#drop(new RequestError("timed out"));
       }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
-      sock.write(encodeFrame(FrameKind.call, encodeCall({ id, method, body })));
+      sock.write(encodeFrame(FrameKind.call, encodeCall({ id, method, body }, tail)));
     });
   }
 

@@ -261,6 +261,8 @@ export class ClusterNet {
   #out = new Map<string, Outbound>();
   #failedAt = new Map<string, number>();
   #inbound = new Set<Socket>();
+  /** Open inbound connections per peer node (after its hello). */
+  #peerConns = new Map<number, number>();
   #handlers: NetHandlers | undefined;
   #hello: Hello | undefined;
   #closed = false;
@@ -405,7 +407,16 @@ export class ClusterNet {
     sock.on("error", () => {});
     sock.on("close", () => {
       this.#inbound.delete(sock);
-      if (peer !== undefined && !this.#closed) this.#handlers?.onPeerClosed?.(peer.nodeId);
+      if (peer === undefined) return;
+      // A hint only when the peer's last connection went: a live broker keeps its Raft
+      // connection while it opens and closes others (fetchers follow leadership).
+      const left = (this.#peerConns.get(peer.nodeId) ?? 1) - 1;
+      if (left > 0) {
+        this.#peerConns.set(peer.nodeId, left);
+        return;
+      }
+      this.#peerConns.delete(peer.nodeId);
+      if (!this.#closed) this.#handlers?.onPeerClosed?.(peer.nodeId);
     });
     sock.on("data", (chunk: Buffer) => {
       let frames;
@@ -444,6 +455,7 @@ export class ClusterNet {
         ) return false;
         if (me === undefined || v.clusterId !== me.clusterId) return false;
         setPeer({ clusterId: v.clusterId, nodeId: v.nodeId, addr: v.addr });
+        this.#peerConns.set(v.nodeId, (this.#peerConns.get(v.nodeId) ?? 0) + 1);
         h?.onPeer(v.nodeId, v.addr);
         return true;
       }

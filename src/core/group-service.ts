@@ -136,14 +136,31 @@ export class GroupService {
   #load(partition: number): number {
     this.#unload(partition);
     const records = this.#readAll(partition);
-    this.#materialise(records.map((r) => r.decoded));
     this.#run(this.coordinator.restore(records.map((r) => r.encoded), this.#now()));
+    this.#materialiseLater(records.map((r) => r.decoded));
     this.#loaded.add(partition);
     this.#schedule();
     if (records.length > 0) {
       this.log.info("groups loaded", { offsets_partition: partition, records: records.length });
     }
     return records.length;
+  }
+
+  /**
+   * The SQLite view of a replayed partition, in small steps: each step is a synced transaction,
+   * and a replay of thousands of records in one turn would stall the event loop for seconds
+   * (heartbeats to the controller included). The coordinator already has the state.
+   */
+  #materialiseLater(records: OffsetsRecord[]): void {
+    const STEP = 64;
+    let at = 0;
+    const step = () => {
+      if (this.#stopped || at >= records.length) return;
+      this.#materialise(records.slice(at, at + STEP));
+      at += STEP;
+      setTimeout(step, 0);
+    };
+    step();
   }
 
   /** This broker stopped leading an offsets partition: its groups go (clients move on). */
@@ -280,19 +297,21 @@ export class GroupService {
     } catch (e) {
       appended = Promise.reject(e);
     }
+    // Settled at once into an outcome, so a refusal (lost leadership, too few replicas) that
+    // arrives while an earlier append is still pending is never an unhandled rejection.
+    const outcome = appended.then(() => null, (e: unknown) => e ?? new Error("append failed"));
     const prev = this.#materialiseChain.get(partition) ?? Promise.resolve();
-    const next = prev.then(() => appended).then(
-      () => {
+    const next = prev.then(() => outcome).then((e) => {
+      if (e === null) {
         // Durable in __consumer_offsets: the commit stands whatever the SQLite view makes of it.
         this.#materialise(records.map((r) => r.record));
         done(0);
-      },
-      (e) => {
-        const code = (e as { errorCode?: number }).errorCode ?? -1;
-        this.log.warn("could not append to __consumer_offsets", { group: groupId, error: e, code });
-        done(code === -1 ? COORDINATOR_NOT_AVAILABLE : code);
-      },
-    );
+        return;
+      }
+      const code = (e as { errorCode?: number }).errorCode ?? -1;
+      this.log.warn("could not append to __consumer_offsets", { group: groupId, error: e, code });
+      done(code === -1 ? COORDINATOR_NOT_AVAILABLE : code);
+    });
     this.#materialiseChain.set(partition, next);
     const settled = next.then(() => {}, () => {});
     this.#groupSettled.set(groupId, settled);

@@ -104,10 +104,15 @@ export class Histogram {
   }
 }
 
-/** A gauge family computed at scrape time. */
+/**
+ * A family computed at scrape time: a gauge, or a counter kept elsewhere (a service's running
+ * total, e.g. the controller's elections) rendered with its counter type.
+ */
 export interface GaugeFamily {
   name: string;
   help: string;
+  /** Default "gauge". */
+  type?: "gauge" | "counter";
   samples: { labels: Labels; value: number }[];
 }
 
@@ -177,7 +182,7 @@ export class Metrics {
     for (const h of this.#histograms) h.render(out);
     for (const fn of this.#collectors) {
       for (const f of fn()) {
-        out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
+        out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type ?? "gauge"}`);
         for (const s of f.samples) out.push(`${f.name}{${labelText(s.labels)}} ${s.value}`);
       }
     }

@@ -555,8 +555,19 @@ export class PartitionManager {
     return [...this.#parts.values()];
   }
 
+  /**
+   * Retention runs where a partition is led: a follower's log start follows its leader's (its
+   * fetches carry it), so replicas never disagree about which records exist.
+   */
   async enforceRetention(): Promise<void> {
-    await this.store.enforceRetention();
+    for (const r of [...this.#parts.values()]) {
+      if (!r.isLeader) continue;
+      try {
+        await r.log.enforceRetention();
+      } catch (e) {
+        this.log.warn("retention failed", { topic: r.topic, partition: r.partition, error: e });
+      }
+    }
     this.reserve?.ensure();
   }
 

@@ -19,6 +19,9 @@ import { authMiddleware } from "./auth.ts";
 import { Metrics } from "../core/metrics.ts";
 import { CorruptLogError } from "../storage/index.ts";
 import { reportDamage } from "../core/damage-log.ts";
+import type { RemotePartitions } from "../cluster/remote-partitions.ts";
+import { PartitionAccess } from "./partition-access.ts";
+import { type ForwardEnv, serveGroupForwards } from "./forward.ts";
 
 /** The largest request body the API reads (a produce request of many records). */
 export const HTTP_BODY_LIMIT = 64 * 1024 * 1024;
@@ -29,6 +32,11 @@ export interface HttpOptions {
   metrics?: Metrics;
   /** Aborted when the broker shuts down: long-polls answer and live tails end at once. */
   closing?: AbortSignal;
+  /**
+   * The broker's partition access over the cluster port: partitions led elsewhere are read and
+   * written at their leader, and group requests are passed to the group's coordinator.
+   */
+  remote?: RemotePartitions;
 }
 
 export interface HttpContext {
@@ -36,6 +44,8 @@ export interface HttpContext {
   metrics: Metrics;
   producer: Producer;
   closing: AbortSignal;
+  /** Partitions wherever they are led (here, or at the leader over the cluster port). */
+  access: PartitionAccess;
 }
 
 /** Register a declared route; handlers build their responses themselves (streams, 204s, errors). */
@@ -89,12 +99,14 @@ function routeOf(c: Context): string {
 
 export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHono {
   const metrics = opts.metrics ?? new Metrics();
-  const producer = createProducer(broker, metrics);
+  const access = new PartitionAccess(broker, opts.remote);
+  const producer = createProducer(broker, metrics, access);
   const ctx: HttpContext = {
     broker,
     metrics,
     producer,
     closing: opts.closing ?? new AbortController().signal,
+    access,
   };
   const app = new OpenAPIHono({
     // Validation failures are the client's: 400 with every problem named.
@@ -198,6 +210,15 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   const honoFetch = app.fetch;
   app.fetch = (req, ...rest) =>
     (broker.isReady() ? fast(req) : undefined) ?? honoFetch(req, ...rest);
+  // Group requests other brokers pass on to this one as the groups' coordinator.
+  if (opts.remote) {
+    serveGroupForwards(
+      broker.cluster,
+      broker.meta,
+      (req: Request, env: ForwardEnv) => honoFetch(req, env),
+      opts.token,
+    );
+  }
   return app;
 }
 

@@ -2,8 +2,18 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
 import type { GaugeFamily } from "../core/metrics.ts";
+import {
+  type ElectionTarget,
+  ElectionType,
+  followerPositions,
+  MAX_ELECTION_TARGETS,
+  NotControllerError,
+  ReplicationAdmin,
+} from "../core/replication-admin.ts";
+import { errorName } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./app.ts";
-import { commonErrors, jsonOk, z } from "./schemas.ts";
+import { badRequest, topicNotFound } from "./errors.ts";
+import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
 import { groupOffsets } from "./groups.ts";
 
 const ClusterInfo = z.object({
@@ -18,7 +28,18 @@ const ClusterInfo = z.object({
     http_port: z.number().int(),
     cluster_port: z.number().int(),
     fenced: z.boolean(),
+    state: z.enum(["alive", "fenced", "shutting_down", "unknown"]).openapi({
+      description: "the broker's session as the controller sees it: alive, fenced (leads " +
+        "nothing), shutting_down (controlled shutdown), unknown (unfenced, no live session " +
+        "at this moment); from the metadata's fenced flag when the controller was not reached",
+    }),
+    heartbeat_age_ms: z.number().int().nullable().openapi({
+      description: "ms since its last heartbeat reached the controller (null: none or unknown)",
+    }),
   })),
+  broker_states_from: z.enum(["controller", "metadata"]).openapi({
+    description: "whether `state` is the controller's answer (within 1 s) or the metadata's",
+  }),
   topics: z.number().int(),
   partitions: z.number().int(),
   groups: z.number().int(),
@@ -49,7 +70,12 @@ export const NOT_READY = {
 function collectGauges(broker: Broker): GaugeFamily[] {
   const hw: GaugeFamily = {
     name: "broker_partition_high_watermark",
-    help: "high watermark per partition",
+    help: "high watermark per partition held here (a follower's as it knows it)",
+    samples: [],
+  };
+  const end: GaugeFamily = {
+    name: "broker_partition_log_end_offset",
+    help: "log end offset per partition held here",
     samples: [],
   };
   const start: GaugeFamily = {
@@ -82,7 +108,8 @@ function collectGauges(broker: Broker): GaugeFamily[] {
   }
   for (const st of broker.partitions.partitions()) {
     const labels = { topic: st.topic, partition: String(st.partition) };
-    hw.samples.push({ labels, value: st.log.logEndOffset() });
+    hw.samples.push({ labels, value: st.highWatermark() });
+    end.samples.push({ labels, value: st.log.logEndOffset() });
     start.samples.push({ labels, value: st.log.logStartOffset() });
     size.samples.push({ labels, value: st.log.sizeBytes() });
   }
@@ -98,8 +125,152 @@ function collectGauges(broker: Broker): GaugeFamily[] {
     }
     lagSum.samples.push({ labels: { group: g.groupId }, value: sum });
   }
-  return [hw, start, size, counts, lag, lagSum];
+  return [hw, end, start, size, counts, lag, lagSum, ...replicationGauges(broker)];
 }
+
+/**
+ * Replication health at scrape time: partitions led here that are under-replicated or under
+ * min.insync.replicas, each follower's lag behind the leader, offline partitions (from the
+ * metadata: every broker reports the cluster's count), ISR changes of partitions led here, and
+ * the controller's counters (counted while this broker was the controller).
+ */
+function replicationGauges(broker: Broker): GaugeFamily[] {
+  const fam = (name: string, help: string, type: "gauge" | "counter" = "gauge"): GaugeFamily => ({
+    name,
+    help,
+    type,
+    samples: [],
+  });
+  const one = (f: GaugeFamily, value: number) => {
+    f.samples.push({ labels: {}, value });
+    return f;
+  };
+  const lagRecords = fam(
+    "broker_follower_lag_records",
+    "records a follower is behind the leader's log end, per partition led here",
+  );
+  const lagSeconds = fam(
+    "broker_follower_lag_seconds",
+    "seconds since a follower last had everything the leader had, per partition led here",
+  );
+  let led = 0;
+  let under = 0;
+  let underMin = 0;
+  for (const r of broker.partitions.partitions()) {
+    if (!r.isLeader) continue;
+    led++;
+    if (r.isr.length < r.replicas.length) under++;
+    if (r.isr.length < r.minInsyncReplicas) underMin++;
+    const end = r.log.logEndOffset();
+    for (const f of followerPositions(r)) {
+      const labels = { topic: r.topic, partition: String(r.partition), follower: String(f.id) };
+      if (f.logEnd >= 0) lagRecords.samples.push({ labels, value: Math.max(0, end - f.logEnd) });
+      lagSeconds.samples.push({ labels, value: f.caughtUpAgoMs / 1000 });
+    }
+  }
+  let offline = 0;
+  for (const t of broker.meta.listTopics()) {
+    for (const p of t.partitions) if (p.leader < 0) offline++;
+  }
+  const out = [
+    one(fam("broker_leader_partitions", "partitions this broker leads"), led),
+    one(
+      fam(
+        "broker_under_replicated_partitions",
+        "partitions led here whose ISR is smaller than their replicas",
+      ),
+      under,
+    ),
+    one(
+      fam(
+        "broker_under_min_isr_partitions",
+        "partitions led here whose ISR is below min.insync.replicas (acks=all fails)",
+      ),
+      underMin,
+    ),
+    one(
+      fam(
+        "broker_offline_partitions",
+        "partitions without a leader in the cluster (from this broker's metadata)",
+      ),
+      offline,
+    ),
+    lagRecords,
+    lagSeconds,
+  ];
+  const admin = ReplicationAdmin.of(broker.partitions);
+  if (admin === undefined) return out;
+  const c = admin.controllerCounters();
+  out.push(
+    one(
+      fam("broker_isr_shrinks_total", "ISR shrinks of partitions led here", "counter"),
+      admin.isr.shrinks,
+    ),
+    one(
+      fam("broker_isr_expands_total", "ISR expansions of partitions led here", "counter"),
+      admin.isr.expands,
+    ),
+    one(fam("broker_controller_active", "1 while this broker is the controller"), c.active ? 1 : 0),
+    one(
+      fam(
+        "broker_controller_elections_total",
+        "leaders elected (or partitions taken offline) by this broker as controller",
+        "counter",
+      ),
+      c.elections,
+    ),
+    one(
+      fam(
+        "broker_controller_fences_total",
+        "brokers fenced by this broker as controller",
+        "counter",
+      ),
+      c.fences,
+    ),
+    one(
+      fam(
+        "broker_controller_unfences_total",
+        "brokers unfenced by this broker as controller",
+        "counter",
+      ),
+      c.unfences,
+    ),
+    one(
+      fam(
+        "broker_controller_isr_changes_total",
+        "ISR changes committed by this broker as controller",
+        "counter",
+      ),
+      c.isrChanges,
+    ),
+  );
+  return out;
+}
+
+const ElectLeadersBody = z.object({
+  type: z.enum(["preferred", "unclean"]).optional().openapi({
+    description: "preferred (default): the first replica leads again where it is live and in " +
+      "the ISR; unclean: a partition without a leader gets a live ISR member, else any live " +
+      "replica (records it lacks are lost)",
+  }),
+  topic: z.string().min(1).max(249).optional().openapi({
+    description: "only this topic (default, as with `{}`: every partition of every topic)",
+  }),
+  partitions: z.array(z.number().int().min(0).max(0x7fffffff)).max(100_000).optional().openapi({
+    description: "only these partitions of `topic` (default: all of them)",
+  }),
+}).strict().openapi("ElectLeaders");
+
+const ElectionResults = z.object({
+  elected: z.number().int().openapi({ description: "partitions that got a new leader" }),
+  results: z.array(z.object({
+    topic: z.string(),
+    partition: z.number().int(),
+    error_code: z.number().int().openapi({ description: "Kafka error code, 0 when elected" }),
+    error: z.string().nullable().openapi({ example: "ELECTION_NOT_NEEDED" }),
+    message: z.string().nullable(),
+  })),
+}).openapi("ElectionResults");
 
 export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
   metrics.collect(() => collectGauges(broker));
@@ -148,9 +319,11 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       summary: "Cluster id, brokers and controller",
       responses: { 200: jsonOk(ClusterInfo), ...commonErrors },
     }),
-    (c) => {
+    async (c) => {
       const topics = broker.meta.listTopics();
       const st = broker.cluster.status();
+      const sessions = await ReplicationAdmin.of(broker.partitions)?.brokerSessions(1000);
+      const state = new Map(sessions?.brokers.map((b) => [b.id, b]));
       return c.json({
         cluster_id: broker.clusterId,
         // The Raft leader is the controller.
@@ -164,7 +337,10 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
           http_port: b.httpPort,
           cluster_port: b.clusterPort,
           fenced: b.fenced,
+          state: state.get(b.nodeId)?.state ?? (b.fenced ? "fenced" : "alive"),
+          heartbeat_age_ms: state.get(b.nodeId)?.heartbeatAgeMs ?? null,
         })),
+        broker_states_from: sessions?.source ?? "metadata",
         topics: topics.filter((t) => !t.internal).length,
         partitions: topics.reduce((n, t) => n + t.partitions.length, 0),
         groups: broker.groups.coordinator.listGroups().length,
@@ -179,6 +355,62 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
           role: st.quorum.role,
         },
       });
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "post",
+      path: "/cluster/elect-leaders",
+      tags: ["cluster"],
+      summary: "Elect partition leaders: preferred replicas, or unclean for offline partitions",
+      request: {
+        body: { required: true, content: { "application/json": { schema: ElectLeadersBody } } },
+      },
+      responses: {
+        200: jsonOk(ElectionResults),
+        ...commonErrors,
+        503: {
+          description: "not ready, or no controller could be reached (kafka_error_code 41)",
+          content: { "application/json": { schema: ErrorSchema } },
+        },
+      },
+    }),
+    async (c) => {
+      const { type, topic, partitions } = valid(c, "json", ElectLeadersBody);
+      if (partitions !== undefined && topic === undefined) {
+        throw badRequest("partitions needs a topic");
+      }
+      let targets: ElectionTarget[] | null = null;
+      if (topic !== undefined) {
+        const t = broker.meta.getTopic(topic);
+        if (!t) throw topicNotFound(topic);
+        targets = (partitions ?? t.partitions.map((p) => p.partition)).map((partition) => ({
+          topic,
+          partition,
+        }));
+        if (targets.length > MAX_ELECTION_TARGETS) {
+          throw badRequest(`at most ${MAX_ELECTION_TARGETS} partitions per request`);
+        }
+      }
+      const admin = ReplicationAdmin.of(broker.partitions);
+      if (admin === undefined) throw new NotControllerError("this broker has no controller");
+      const results = await admin.electLeaders(
+        type === "unclean" ? ElectionType.UNCLEAN : ElectionType.PREFERRED,
+        targets,
+        30_000,
+      );
+      return c.json({
+        elected: results.filter((r) => r.errorCode === 0).length,
+        results: results.map((r) => ({
+          topic: r.topic,
+          partition: r.partition,
+          error_code: r.errorCode,
+          error: r.errorCode === 0 ? null : errorName(r.errorCode),
+          message: r.message,
+        })),
+      }, 200);
     },
   );
 

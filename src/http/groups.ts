@@ -10,7 +10,9 @@ import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError, kafkaError, notFound, topicNotFound } from "./errors.ts";
 import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
-import { offsetForTime, remotePartitionStats } from "./render.ts";
+import { leaderUrl, remotePartitionStats } from "./render.ts";
+import { forwardedBy, forwardToCoordinator } from "./forward.ts";
+import type { From } from "./partition-access.ts";
 import type { GroupRow, PartitionStats } from "../cluster/node.ts";
 
 export interface GroupOffsetRow {
@@ -187,20 +189,49 @@ const err = (d: string) => ({
   content: { "application/json": { schema: ErrorSchema } },
 });
 
-export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
+export function groupRoutes(app: OpenAPIHono, { broker, access }: HttpContext) {
   // In a cluster a group lives on one broker (the leader of its __consumer_offsets partition):
-  // elsewhere its routes answer where to go instead of starting a second group of that name.
+  // elsewhere its requests are passed to that broker, never served by a second group of that
+  // name. 503 only while no coordinator is known (or for a request passed on already).
   const onlyAtCoordinator = async (c: Context, next: () => Promise<void>) => {
     const group = c.req.param("group") ?? "";
     if (group === "" || broker.groups.coordinates(group)) return await next();
-    const id = groupCoordinator(broker.meta, group);
-    const at = broker.meta.listBrokers().find((b) => b.nodeId === id);
+    let id = groupCoordinator(broker.meta, group);
+    const peers = access.remote?.peers;
+    const since = performance.now();
+    let moving = false;
+    // Coordination moves with __consumer_offsets leadership: a broker taking over is waited for
+    // a moment, and a request the old coordinator refused (nothing done) goes to the new one.
+    for (let attempt = 0; attempt < 3 && performance.now() - since < 2000; attempt++) {
+      if (id === broker.nodeId) {
+        while (!broker.groups.coordinates(group) && performance.now() - since < 1000) {
+          await Bun.sleep(20);
+        }
+        if (broker.groups.coordinates(group)) return await next();
+        break;
+      }
+      if (id < 0 || forwardedBy(c) !== undefined || !peers) break;
+      const res = await forwardToCoordinator(c, broker, peers, group, id);
+      if (res !== "moved") return res;
+      moving = true;
+      await Bun.sleep(50);
+      if (broker.groups.coordinates(group)) return await next();
+      const now = groupCoordinator(broker.meta, group);
+      if (now === id) break;
+      id = now;
+    }
     throw new HttpError(
       503,
       50316,
-      `group ${group} is coordinated by broker ${id}${
-        at ? ` at http://${at.host}:${at.httpPort}` : ""
-      }: send its requests there`,
+      id < 0
+        ? `group ${group} has no coordinator right now (its __consumer_offsets partition has no leader): retry shortly`
+        : moving
+        ? `group ${group} is changing coordinator (last asked: broker ${id}): retry shortly`
+        : id === broker.nodeId
+        ? `broker ${id} is taking over as the coordinator of group ${group}: retry shortly`
+        : `group ${group} is coordinated by broker ${id}${
+          leaderUrl(broker, id)
+        }: send its requests there`,
       ErrorCode.NOT_COORDINATOR,
     );
   };
@@ -317,41 +348,50 @@ export function groupRoutes(app: OpenAPIHono, { broker }: HttpContext) {
         if (!body.offsets?.length) {
           throw badRequest("to=offsets needs offsets: [{topic, partition, offset}]");
         }
-        for (const o of body.offsets) {
-          if (!broker.partitions.has(o.topic, o.partition)) {
+        // As kafka-consumer-groups --reset-offsets --to-offset does: within the log's range
+        // (asked of each partition's leader, here or elsewhere).
+        const specs = body.offsets.map((o) => {
+          const t = broker.meta.getTopic(o.topic);
+          if (!t?.partitions.some((p) => p.partition === o.partition)) {
             throw new HttpError(404, 40402, `partition ${o.topic}-${o.partition} not found`, 3);
           }
-          // As kafka-consumer-groups --reset-offsets --to-offset does: within the log's range.
-          const st = broker.partitions.partition(o.topic, o.partition);
-          const hw = broker.partitions.highWatermark(o.topic, o.partition);
-          const offset = Math.min(Math.max(o.offset, st.log.logStartOffset()), hw);
+          return {
+            topic: o.topic,
+            partition: o.partition,
+            from: "latest" as const,
+            limit: 1,
+            maxBytes: 0,
+          };
+        });
+        const ranges = await access.read(specs, { deadline: performance.now() + 10_000 });
+        body.offsets.forEach((o, i) => {
+          const r = ranges[i];
+          if (r.error) throw r.error;
+          const offset = Math.min(Math.max(o.offset, r.logStartOffset), r.highWatermark);
           targets.push({ topic: o.topic, partition: o.partition, offset });
-        }
+        });
       } else {
         const topics = body.topics ??
           [...new Set(groupOffsets(broker, group).map((o) => o.topic))];
         if (topics.length === 0) {
           throw badRequest("the group has no offsets yet: name the topics to reset");
         }
-        let ts = 0;
+        let from: From = body.to === "earliest" ? "earliest" : "latest";
         if (body.to === "timestamp") {
           const t = body.timestamp;
-          ts = typeof t === "number" ? t : t !== undefined ? Date.parse(t) : NaN;
-          if (Number.isNaN(ts)) {
+          const ts = typeof t === "number" ? t : t !== undefined ? Date.parse(t) : NaN;
+          if (Number.isNaN(ts) || ts < 0) {
             throw badRequest("to=timestamp needs timestamp (epoch ms or ISO-8601)");
           }
+          from = { timestamp: ts };
         }
         for (const name of topics) {
           const t = broker.meta.getTopic(name);
           if (!t) throw topicNotFound(name);
-          for (const p of t.partitions) {
-            const st = broker.partitions.partition(name, p.partition);
-            const offset = body.to === "earliest"
-              ? st.log.logStartOffset()
-              : body.to === "latest"
-              ? broker.partitions.highWatermark(name, p.partition)
-              : offsetForTime(broker, name, p.partition, ts);
-            targets.push({ topic: name, partition: p.partition, offset });
+          const found = await access.offsets(name, t.partitions.map((p) => p.partition), from);
+          for (const r of found) {
+            if (r.error) throw r.error;
+            targets.push({ topic: name, partition: r.partition, offset: r.offset });
           }
         }
       }

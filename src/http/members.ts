@@ -26,9 +26,9 @@ import {
   z,
 } from "./schemas.ts";
 import { assignmentOf } from "./groups.ts";
-import { collect, recordBytes, renderRecord, requireLedHere, resolveFrom } from "./render.ts";
+import { recordBytes, renderRecord } from "./render.ts";
 import { clientSignal, MAX_WAIT_MS } from "./read.ts";
-import { OffsetOutOfRangeError } from "../storage/index.ts";
+import { FORWARD_MARGIN_MS, type ReadSpec } from "./partition-access.ts";
 
 /** HTTP members heartbeat only when they call: a longer default session than Kafka's 45 s. */
 const DEFAULT_SESSION_MS = 60_000;
@@ -150,7 +150,7 @@ function memberAssignment(broker: Broker, group: string, memberId: string): Topi
   return m ? assignmentOf(m.assignment) : [];
 }
 
-export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpContext) {
+export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing, access }: HttpContext) {
   on(
     app,
     createRoute({
@@ -263,84 +263,73 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing }: Htt
         group,
         assigned.map((a) => ({ name: a.topic, partitions: a.partitions })),
       );
-      for (const a of assigned) requireLedHere(broker, a.topic, a.partitions);
-      const pos: Positions = new Map();
-      const slots: { topic: string; partition: number }[] = [];
-      for (const t of committed.topics) {
-        const m = new Map<number, number>();
-        for (const p of t.partitions) {
-          if (!broker.partitions.has(t.name, p.partition)) continue;
-          const fromCursor = held.get(t.name)?.get(p.partition);
-          m.set(
-            p.partition,
-            fromCursor ??
-              (p.offset >= 0
-                ? p.offset
-                : resolveFrom(broker, t.name, p.partition, q.reset ?? "earliest")!),
-          );
-          slots.push({ topic: t.name, partition: p.partition });
-        }
-        pos.set(t.name, m);
-      }
       const limit = q.limit ?? 500;
       const maxBytes = q.max_bytes ?? 1024 * 1024;
       const format = q.format ?? "json";
+      // Each assigned partition from the cursor, else its committed offset, else `reset`; read
+      // wherever it is led (partitions of several leaders are asked in parallel).
+      const specs: ReadSpec[] = [];
+      for (const t of committed.topics) {
+        for (const p of t.partitions) {
+          const at: number | undefined = held.get(t.name)?.get(p.partition) ??
+            (p.offset >= 0 ? p.offset : undefined);
+          specs.push({
+            topic: t.name,
+            partition: p.partition,
+            from: at ?? q.reset ?? "earliest",
+            limit,
+            maxBytes,
+          });
+        }
+      }
+      const wait = q.max_wait_ms ?? 0;
+      // Each fetch starts at another partition: one with a backlog cannot take the whole byte
+      // budget and record limit every time (the client holds no state to rotate with).
+      const first = Math.floor(Math.random() * specs.length);
+      const order = [...specs.slice(first), ...specs.slice(0, first)];
+      const results = order.length === 0 ? [] : await access.read(order, {
+        waitMs: wait,
+        maxBytes,
+        deadline: performance.now() + wait + FORWARD_MARGIN_MS,
+        signal: clientSignal(c.req.raw, closing),
+      });
+      // Part of the assignment would look like all of it: a partition that cannot be read fails
+      // the fetch (its position is kept for the next one).
+      const failed = results.find((r) => r.error !== undefined);
+      if (failed) throw failed.error;
+      const pos: Positions = new Map();
       const out: ReturnType<typeof renderRecord>[] = [];
-      const readOnce = () => {
-        for (const { topic, partition } of slots) {
-          if (out.length >= limit) break;
-          const m = pos.get(topic)!;
-          let got;
-          try {
-            got = collect(
-              broker,
-              topic,
-              partition,
-              m.get(partition)!,
-              limit - out.length,
-              maxBytes,
-            );
-          } catch (e) {
-            // Retention passed the position: continue from the log start (auto.offset.reset).
-            if (!(e instanceof OffsetOutOfRangeError)) throw e;
-            const st = broker.partitions.partition(topic, partition);
-            m.set(partition, st.log.logStartOffset());
-            continue;
+      for (const r of results) {
+        let m = pos.get(r.topic);
+        if (m === undefined) pos.set(r.topic, m = new Map());
+        if (r.outOfRange) {
+          // Retention passed the position: continue from the log start (auto.offset.reset).
+          m.set(r.partition, r.outOfRange.logStartOffset);
+          continue;
+        }
+        let next = r.next;
+        let taken = 0;
+        for (const rec of r.records) {
+          if (out.length >= limit) {
+            next = rec.offset; // cut by the limit: the rest comes next time
+            break;
           }
-          m.set(partition, got.next);
-          for (const r of got.records) out.push(renderRecord(topic, partition, r, format));
+          out.push(renderRecord(r.topic, r.partition, rec, format));
+          taken++;
+        }
+        m.set(r.partition, next);
+        if (taken > 0) {
           metrics.consumed(
-            topic,
-            got.records.length,
-            got.records.reduce((n, r) => n + recordBytes(r), 0),
+            r.topic,
+            taken,
+            r.records.slice(0, taken).reduce((n, x) => n + recordBytes(x), 0),
           );
         }
-      };
-      readOnce();
-      const wait = q.max_wait_ms ?? 0;
-      if (out.length === 0 && wait > 0 && slots.length > 0) {
-        const ac = new AbortController();
-        const sig = clientSignal(c.req.raw, closing);
-        sig.addEventListener("abort", () => ac.abort(), { once: true });
-        try {
-          await Promise.race(slots.map(({ topic, partition }) =>
-            broker.partitions.waitForData(
-              topic,
-              partition,
-              pos.get(topic)!.get(partition)!,
-              wait,
-              ac.signal,
-            ).catch(() => false)
-          ));
-        } finally {
-          ac.abort();
-        }
-        readOnce();
       }
-      const positions = slots.map(({ topic, partition }) => ({
-        topic,
-        partition,
-        offset: pos.get(topic)!.get(partition)!,
+      const positions = specs.map((r) => ({
+        topic: r.topic,
+        partition: r.partition,
+        offset: pos.get(r.topic)!.get(r.partition)!,
       }));
       return c.json({ records: out, cursor: encodeCursor(pos), positions });
     },

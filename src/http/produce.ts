@@ -12,8 +12,7 @@ import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError, topicNotFound } from "./errors.ts";
-import { ErrorCode } from "../protocol/kafka/index.ts";
-import { leaderUrl } from "./render.ts";
+import { leaderUnknown, type PartitionAccess, PRODUCE_TIMEOUT_MS } from "./partition-access.ts";
 
 /** REST Proxy's "partition not found" (40402), as the group offset routes answer it. */
 const partitionNotFound = (message: string) => new HttpError(404, 40402, message, 3);
@@ -271,19 +270,44 @@ const produceErrors = {
 
 export type Producer = ReturnType<typeof createProducer>;
 
-/** Routes records to partitions (explicit, murmur2 on the key, else one sticky partition) and appends. */
-export function createProducer(broker: Broker, metrics: Metrics) {
+/**
+ * Routes records to partitions (explicit, murmur2 on the key, else one sticky partition) and
+ * appends them wherever each partition is led: here, or at its leader over the cluster port.
+ */
+export function createProducer(broker: Broker, metrics: Metrics, access: PartitionAccess) {
   let spread = 0;
   const topics = new TopicRoutes(broker);
   const batcher = new AppendBatcher(
-    (t, p, batch, acks) => broker.partitions.append(t, p, batch, acks),
+    (t, p, batch, acks) =>
+      access.append(
+        t,
+        p,
+        topics.get(t)?.topicId,
+        batch,
+        acks,
+        performance.now() + PRODUCE_TIMEOUT_MS,
+      ),
     Date.now,
-    // The open log's limit; for a partition led elsewhere the append refuses it anyway.
+    // The open log's limit; for a partition led elsewhere the topic's (its leader checks too).
     (t, p) =>
       broker.partitions.has(t, p)
         ? broker.partitions.partition(t, p).log.config().maxMessageBytes
         : broker.meta.topicConfig(t).maxMessageBytes,
   );
+
+  /** Keyless records go to one partition per request, rotating (like Kafka's sticky partitioner). */
+  function stickyPartition(topic: string, n: number): number {
+    const first = spread++ % n;
+    spread %= 1 << 30;
+    if (access.leadsHere(topic, first)) return first;
+    // Over the partitions this broker leads (no hop), else over those led elsewhere.
+    const mine: number[] = [];
+    for (let p = 0; p < n; p++) if (access.leadsHere(topic, p)) mine.push(p);
+    if (mine.length > 0) return mine[spread % mine.length];
+    const led: number[] = [];
+    for (let p = 0; p < n; p++) if (access.leaderFor(topic, p) >= 0) led.push(p);
+    return led.length > 0 ? led[(first + spread) % led.length] : -1;
+  }
 
   async function produce(topic: string, records: ProduceRecord[], acks: Acks, fixed?: number) {
     const t = topics.get(topic);
@@ -293,15 +317,7 @@ export function createProducer(broker: Broker, metrics: Metrics) {
     if (fixed !== undefined && fixed >= n) {
       throw partitionNotFound(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
     }
-    // Keyless records go to one partition per request (like Kafka's sticky partitioner), rotating
-    // over the partitions this broker leads (in a cluster the others are written elsewhere).
-    let sticky = spread++ % n;
-    spread %= 1 << 30;
-    if (broker.partitions.leaderError(topic, sticky) !== 0) {
-      const mine: number[] = [];
-      for (let p = 0; p < n; p++) if (broker.partitions.leaderError(topic, p) === 0) mine.push(p);
-      sticky = mine.length > 0 ? mine[spread % mine.length] : -1;
-    }
+    let sticky = -2; // not chosen yet
     const target = new Array<number>(records.length);
     let bytes = 0;
     let only = -1; // the one partition of the request, or -2 when several
@@ -317,35 +333,28 @@ export function createProducer(broker: Broker, metrics: Metrics) {
         }
         p = explicit;
       } else if (r.input.key) p = partitionForKey(r.input.key, n);
-      else if (sticky >= 0) p = sticky;
       else {
-        const p0 = broker.partitions.leaderOf(topic, 0);
-        throw notLedHere(
-          topic,
-          `no partition of topic ${topic} is led by this broker (partition 0 is led by broker ${p0}${
-            leaderUrl(broker, p0)
-          })`,
-        );
+        if (sticky === -2) sticky = stickyPartition(topic, n);
+        if (sticky < 0) {
+          throw leaderUnknown(topic, 0, `no partition of topic ${topic} has a leader right now`);
+        }
+        p = sticky;
       }
       target[i] = p;
       only = only === -1 || only === p ? p : -2;
       bytes += (r.input.key?.length ?? 0) + (r.input.value?.length ?? 0);
     }
-    // Every partition of the request is led here, or nothing is written: a partial write with an
-    // error would be written twice by the client's retry.
+    // A partition nobody leads right now fails the request before anything is written (a
+    // partial write with an error would be written twice by the client's retry).
     for (const p of only >= 0 ? [only] : new Set(target)) {
-      if (broker.partitions.leaderError(topic, p) === 0) continue;
-      const leader = broker.partitions.leaderOf(topic, p);
-      throw notLedHere(
-        topic,
-        `partition ${topic}-${p} is led by broker ${leader}${leaderUrl(broker, leader)}`,
-      );
+      if (!access.hasLeader(topic, p)) throw leaderUnknown(topic, p);
     }
     const offsets = new Array<number>(records.length);
     if (only >= 0) {
       const base = await batcher.add(topic, only, records.map((r) => r.input), acks);
       for (let j = 0; j < records.length; j++) offsets[j] = base + j;
     } else {
+      // Split per partition (and so per leader); each part is appended where it is led.
       const byPartition = new Map<number, number[]>();
       target.forEach((p, i) => {
         const list = byPartition.get(p);
@@ -467,15 +476,5 @@ export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
       },
     }),
     (c) => v2(c, Number(c.req.param("partition"))),
-  );
-}
-
-/** A produce this broker cannot write: 503 NOT_LEADER_OR_FOLLOWER, naming where to send it. */
-function notLedHere(topic: string, why: string): HttpError {
-  return new HttpError(
-    503,
-    50306,
-    `${why}: send records for it to that broker (topic ${topic})`,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER,
   );
 }

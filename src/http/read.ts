@@ -1,5 +1,6 @@
 // Read one partition without a group: from an offset, a time, earliest or latest, with count and
-// byte limits and a long-poll woken by appends.
+// byte limits and a long-poll woken by appends; at the partition's leader, here or over the
+// cluster port (partition-access.ts).
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError } from "./errors.ts";
@@ -14,8 +15,8 @@ import {
   valid,
   z,
 } from "./schemas.ts";
-import { collect, hostedPartition, offsetForTime, recordBytes, renderRecord } from "./render.ts";
-import { OffsetOutOfRangeError } from "../storage/index.ts";
+import { existingPartition, recordBytes, renderRecord } from "./render.ts";
+import { FORWARD_MARGIN_MS, type From } from "./partition-access.ts";
 
 export const MAX_WAIT_MS = 300_000;
 
@@ -29,6 +30,10 @@ const ReadQuery = z.object({
   max_bytes: intQuery(1, 64 * 1024 * 1024, "about this many bytes of log (default 1 MiB)"),
   max_wait_ms: intQuery(0, MAX_WAIT_MS, "wait this long for a first record (default 0)"),
   format: Format,
+  replica: z.enum(["leader", "local"]).optional().openapi({
+    description: "leader (default): the partition's leader, wherever it is; local: this " +
+      "broker's own copy (a follower's, up to its high watermark), for checking replicas",
+  }),
 });
 
 const ReadResponse = z.object({
@@ -38,7 +43,6 @@ const ReadResponse = z.object({
   log_start_offset: z.number().int(),
 }).openapi("ReadResult");
 
-/** Abort the wait when the client goes away, so parked long-polls do not pile up. */
 /** Aborted when the client goes away or the broker shuts down (a long-poll then answers). */
 export function clientSignal(req: Request, closing: AbortSignal): AbortSignal {
   const ac = new AbortController();
@@ -48,14 +52,14 @@ export function clientSignal(req: Request, closing: AbortSignal): AbortSignal {
   return ac.signal;
 }
 
-export function readRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpContext) {
+export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access }: HttpContext) {
   on(
     app,
     createRoute({
       method: "get",
       path: "/topics/{topic}/partitions/{partition}/records",
       tags: ["records"],
-      summary: "Read a partition from an offset or a time (no group)",
+      summary: "Read a partition from an offset or a time (no group), wherever it is led",
       request: { params: PartitionParams, query: ReadQuery },
       responses: {
         200: jsonOk(ReadResponse, "records and the next offset"),
@@ -70,59 +74,53 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpC
       const { topic, partition: pRaw } = valid(c, "param", PartitionParams);
       const q = valid(c, "query", ReadQuery);
       const partition = Number(pRaw);
-      const st = hostedPartition(broker, topic, partition);
+      existingPartition(broker, topic, partition);
       const format = q.format ?? "json";
-      const limit = q.limit ?? 100;
-      const maxBytes = q.max_bytes ?? 1024 * 1024;
-      let offset: number;
+      let from: From;
       if (q.timestamp !== undefined) {
         const ts = /^\d+$/.test(q.timestamp) ? Number(q.timestamp) : Date.parse(q.timestamp);
-        if (Number.isNaN(ts)) {
+        if (Number.isNaN(ts) || ts < 0) {
           throw badRequest("timestamp must be epoch milliseconds or an ISO-8601 time");
         }
-        offset = offsetForTime(broker, topic, partition, ts);
-      } else if ((q.offset ?? "earliest") === "earliest") offset = st.log.logStartOffset();
-      else if (q.offset === "latest") offset = broker.partitions.highWatermark(topic, partition);
-      else offset = Number(q.offset);
-      const range = () => ({
-        log_start_offset: st.log.logStartOffset(),
-        high_watermark: broker.partitions.highWatermark(topic, partition),
+        from = { timestamp: ts };
+      } else if ((q.offset ?? "earliest") === "earliest") from = "earliest";
+      else if (q.offset === "latest") from = "latest";
+      else from = Number(q.offset);
+      const waitMs = q.max_wait_ms ?? 0;
+      const [got] = await access.read([{
+        topic,
+        partition,
+        from,
+        limit: q.limit ?? 100,
+        maxBytes: q.max_bytes ?? 1024 * 1024,
+      }], {
+        waitMs,
+        deadline: performance.now() + waitMs + FORWARD_MARGIN_MS,
+        signal: clientSignal(c.req.raw, closing),
+        replica: q.replica,
       });
-      try {
-        const waitMs = q.max_wait_ms ?? 0;
-        if (waitMs > 0 && offset >= broker.partitions.highWatermark(topic, partition)) {
-          await broker.partitions.waitForData(
-            topic,
-            partition,
-            offset,
-            waitMs,
-            clientSignal(c.req.raw, closing),
-          );
-        }
-        const got = collect(broker, topic, partition, offset, limit, maxBytes);
-        metrics.consumed(
-          topic,
-          got.records.length,
-          got.records.reduce((n, r) => n + recordBytes(r), 0),
+      if (got.outOfRange) {
+        const r = got.outOfRange;
+        throw new HttpError(
+          416,
+          41601,
+          `offset ${got.offset} is outside the log [${r.logStartOffset}, ${r.highWatermark}]`,
+          1,
+          { log_start_offset: r.logStartOffset, high_watermark: r.highWatermark },
         );
-        return c.json({
-          records: got.records.map((r) => renderRecord(topic, partition, r, format)),
-          next_offset: got.next,
-          ...range(),
-        });
-      } catch (e) {
-        if (e instanceof OffsetOutOfRangeError) {
-          const r = range();
-          throw new HttpError(
-            416,
-            41601,
-            `offset ${offset} is outside the log [${r.log_start_offset}, ${r.high_watermark}]`,
-            1,
-            r,
-          );
-        }
-        throw e;
       }
+      if (got.error) throw got.error;
+      metrics.consumed(
+        topic,
+        got.records.length,
+        got.records.reduce((n, r) => n + recordBytes(r), 0),
+      );
+      return c.json({
+        records: got.records.map((r) => renderRecord(topic, partition, r, format)),
+        next_offset: got.next,
+        high_watermark: got.highWatermark,
+        log_start_offset: got.logStartOffset,
+      });
     },
   );
 }

@@ -1,6 +1,7 @@
 // How stored records are shown over HTTP, and the one loop that turns log bytes into records.
 import type { Broker } from "../broker.ts";
 import type { PartitionStats } from "../cluster/node.ts";
+import type { From } from "../cluster/remote-partitions.ts";
 import {
   ATTR_CONTROL,
   BATCH_HEADER_SIZE,
@@ -110,7 +111,6 @@ export function collect(
   const out: KafkaRecord[] = [];
   let next = offset;
   let bytes = 0;
-  const inflate = (codec: number, data: Uint8Array) => decompress(codec, data);
   for (let i = 0; i < MAX_READS && out.length < limit && bytes < maxBytes; i++) {
     const want = Math.max(1, Math.min(READ_STEP, maxBytes - bytes));
     let read;
@@ -124,27 +124,43 @@ export function collect(
     const buf = read.records;
     if (buf.length === 0) break;
     bytes += buf.length;
-    for (let pos = 0; pos + BATCH_HEADER_SIZE <= buf.length && out.length < limit;) {
-      const size = batchSizeAt(buf, pos);
-      if (size < BATCH_HEADER_SIZE || pos + size > buf.length) break;
-      const b = decodeRecordBatch(buf, pos, inflate);
-      pos += size;
-      const batchEnd = b.header.baseOffset + b.header.lastOffsetDelta + 1;
-      if ((b.header.attributes & ATTR_CONTROL) !== 0 || !b.records) {
-        next = Math.max(next, batchEnd);
-        continue;
-      }
-      for (const r of b.records) {
-        if (r.offset < next || out.length >= limit) continue;
-        out.push(r);
-        next = r.offset + 1;
-      }
-      if (out.length < limit) next = Math.max(next, batchEnd);
-    }
+    next = decodeInto(buf, out, limit, next);
     if (out.length >= limit || read.nextOffset >= read.highWatermark) break;
     next = Math.max(next, read.nextOffset);
   }
   return { records: out, next, bytes };
+}
+
+const inflate = (codec: number, data: Uint8Array) => decompress(codec, data);
+
+/**
+ * Decode the records of whole batches in `buf` at or after `next` into `out`, up to `limit`
+ * records; returns where the next read starts. Control batches are skipped.
+ */
+export function decodeInto(
+  buf: Uint8Array,
+  out: KafkaRecord[],
+  limit: number,
+  next: number,
+): number {
+  for (let pos = 0; pos + BATCH_HEADER_SIZE <= buf.length && out.length < limit;) {
+    const size = batchSizeAt(buf, pos);
+    if (size < BATCH_HEADER_SIZE || pos + size > buf.length) break;
+    const b = decodeRecordBatch(buf, pos, inflate);
+    pos += size;
+    const batchEnd = b.header.baseOffset + b.header.lastOffsetDelta + 1;
+    if ((b.header.attributes & ATTR_CONTROL) !== 0 || !b.records) {
+      next = Math.max(next, batchEnd);
+      continue;
+    }
+    for (const r of b.records) {
+      if (r.offset < next || out.length >= limit) continue;
+      out.push(r);
+      next = r.offset + 1;
+    }
+    if (out.length < limit) next = Math.max(next, batchEnd);
+  }
+  return next;
 }
 
 export function recordBytes(r: KafkaRecord): number {
@@ -182,40 +198,13 @@ export function leaderUrl(broker: Broker, nodeId: number): string {
 }
 
 /**
- * Throws 503 (NOT_LEADER_OR_FOLLOWER) when some of these partitions are led by other brokers:
- * reads over several partitions (a whole topic, a group member's assignment) are served only by a
- * broker that leads all of them, rather than quietly returning part of the records.
+ * The 404 a user can act on when a partition does not exist: no such topic (40403), or no such
+ * partition with the topic's count (40402). Returns the topic's metadata.
  */
-export function requireLedHere(broker: Broker, topic: string, partitions: Iterable<number>): void {
-  const away = new Map<number, number[]>();
-  for (const p of partitions) {
-    if (broker.partitions.leaderError(topic, p) === 0) continue;
-    const leader = broker.partitions.leaderOf(topic, p);
-    away.set(leader, [...(away.get(leader) ?? []), p]);
-  }
-  if (away.size === 0) return;
-  const where = [...away].map(([b, ps]) =>
-    `partition${ps.length > 1 ? "s" : ""} ${ps.join(", ")} on broker ${b}${leaderUrl(broker, b)}`
-  ).join("; ");
-  throw new HttpError(
-    503,
-    50306,
-    `this broker does not lead all of topic ${topic}: ${where}. Read those partitions from their ` +
-      "leaders (GET /topics/{topic}/partitions/{partition}/records), or consume with a Kafka client",
-    ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  );
-}
-
-/**
- * The partition's local state, or the 404 a user can act on: no such topic (40403), no such
- * partition with the topic's count (40402), or not hosted by this broker (40402, naming the leader).
- */
-export function hostedPartition(broker: Broker, topic: string, partition: number) {
-  if (broker.partitions.has(topic, partition)) return broker.partitions.partition(topic, partition);
+export function existingPartition(broker: Broker, topic: string, partition: number) {
   const t = broker.meta.getTopic(topic);
   if (!t) throw topicNotFound(topic);
-  const p = t.partitions.find((x) => x.partition === partition);
-  if (!p) {
+  if (!t.partitions.some((x) => x.partition === partition)) {
     throw new HttpError(
       404,
       40402,
@@ -223,33 +212,14 @@ export function hostedPartition(broker: Broker, topic: string, partition: number
       ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     );
   }
-  throw new HttpError(
-    404,
-    40402,
-    `partition ${topic}-${partition} is not on this broker: ask its leader, broker ${p.leader}${
-      leaderUrl(broker, p.leader)
-    }`,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  );
+  return t;
 }
 
-/** A start position: earliest, latest, an offset, or a time (epoch ms or ISO-8601). */
-export function resolveFrom(
-  broker: Broker,
-  topic: string,
-  partition: number,
-  from: string,
-): number | undefined {
-  const st = broker.partitions.partition(topic, partition);
-  if (from === "earliest") return st.log.logStartOffset();
-  if (from === "latest") return broker.partitions.highWatermark(topic, partition);
+/** A start position from a query: earliest, latest, an offset, or a time (epoch ms or ISO-8601). */
+export function parseFrom(from: string): From | undefined {
+  if (from === "earliest" || from === "latest") return from;
   if (/^\d{1,16}$/.test(from)) return Number(from);
   const ts = Date.parse(from);
-  if (Number.isNaN(ts)) return undefined;
-  return offsetForTime(broker, topic, partition, ts);
-}
-
-export function offsetForTime(broker: Broker, topic: string, partition: number, ts: number) {
-  const st = broker.partitions.partition(topic, partition);
-  return st.log.offsetForTimestamp(ts)?.offset ?? broker.partitions.highWatermark(topic, partition);
+  if (Number.isNaN(ts) || ts < 0) return undefined;
+  return { timestamp: ts };
 }

@@ -1,22 +1,19 @@
 // Follow a topic across all its partitions: a bounded JSON read, or with follow=true a live tail
 // as server-sent events (Accept: text/event-stream) or NDJSON. The SSE event id is
 // "partition:offset" of the record, followed by ",partition:next" for the other partitions, so a
-// reconnect with Last-Event-ID resumes every partition exactly where the client stopped.
+// reconnect with Last-Event-ID resumes every partition exactly where the client stopped. Each
+// partition is read at its leader (here or over the cluster port, partition-access.ts), so a tail
+// on any broker streams records as they are written wherever the partitions are led.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
-import { badRequest, topicNotFound } from "./errors.ts";
+import { badRequest, type HttpError, topicNotFound } from "./errors.ts";
 import { commonErrors, Format, intQuery, RecordOut, TopicParams, valid, z } from "./schemas.ts";
-import {
-  collect,
-  type Format as Fmt,
-  recordBytes,
-  renderRecord,
-  requireLedHere,
-  resolveFrom,
-} from "./render.ts";
-import { CorruptLogError, OffsetOutOfRangeError, StorageError } from "../storage/index.ts";
+import { type Format as Fmt, parseFrom, recordBytes, renderRecord } from "./render.ts";
+import { FORWARD_MARGIN_MS, type From, type PartitionAccess } from "./partition-access.ts";
+import type { KafkaRecord } from "../protocol/record-batch.ts";
+import { CorruptLogError, StorageError } from "../storage/index.ts";
 import { reportDamage } from "../core/damage-log.ts";
 
 const TailQuery = z.object({
@@ -35,6 +32,8 @@ const TailQuery = z.object({
 /** Records per partition per round: keeps partitions interleaved fairly. */
 const ROUND_RECORDS = 500;
 const ROUND_BYTES = 1024 * 1024;
+/** Bytes of log per leader per round. */
+const CALL_BYTES = 8 * 1024 * 1024;
 
 /** Parse "p:o,q:n": the first pair is a delivered record (resume after it), the rest next offsets. */
 export function parseEventId(id: string): Map<number, number> | undefined {
@@ -49,62 +48,119 @@ export function parseEventId(id: string): Map<number, number> | undefined {
   return out;
 }
 
+type Part = { partition: number; records: KafkaRecord[] };
+
 class Cursor {
+  /** Each partition's next position, once resolved. */
   readonly next = new Map<number, number>();
+  /** Partitions whose start is not resolved yet (new ones, or a leader that did not answer). */
+  readonly #unresolved = new Map<number, From>();
   /** The partitions that existed when the read started have their positions. */
   #started = false;
+  #rotate = 0;
+  /** Waits on partitions where nothing arrived go on across rounds (see ReadOptions.waits). */
+  readonly #waits = new Map<string, Promise<unknown>>();
   constructor(
     readonly broker: Broker,
+    readonly access: PartitionAccess,
     readonly topic: string,
-    readonly from: string,
+    readonly from: From,
     resume: Map<number, number> | undefined,
   ) {
     this.refresh();
-    for (const [p, o] of resume ?? []) if (this.next.has(p)) this.next.set(p, o);
+    for (const [p, o] of resume ?? []) {
+      if (this.#unresolved.delete(p)) this.next.set(p, o);
+    }
   }
 
   /** Pick up partitions added since the last round (they start at the `from` position). */
   refresh(): boolean {
     const t = this.broker.meta.getTopic(this.topic);
     if (!t) return false;
-    requireLedHere(this.broker, this.topic, t.partitions.map((p) => p.partition));
     for (const p of t.partitions) {
-      if (this.next.has(p.partition) || !this.broker.partitions.has(this.topic, p.partition)) {
-        continue;
-      }
+      if (this.next.has(p.partition) || this.#unresolved.has(p.partition)) continue;
       // A partition that appears while following starts at its beginning: nothing is missed.
-      const from = this.#started && this.from === "latest" ? "earliest" : this.from;
-      const o = resolveFrom(this.broker, this.topic, p.partition, from);
-      if (o === undefined) throw badRequest("from must be earliest, latest, an offset or a time");
-      this.next.set(p.partition, o);
+      this.#unresolved.set(
+        p.partition,
+        this.#started && this.from === "latest" ? "earliest" : this.from,
+      );
     }
     this.#started = true;
     return true;
   }
 
-  /** One fair round over the partitions. */
-  round(
+  /** Resolve the start of every partition (at their leaders): 503 when one has no leader. */
+  async resolve(deadline: number): Promise<void> {
+    if (this.#unresolved.size === 0) return;
+    const ps = [...this.#unresolved.keys()];
+    const found = await this.access.read(
+      ps.map((p) => ({
+        topic: this.topic,
+        partition: p,
+        from: this.#unresolved.get(p)!,
+        limit: 1,
+        maxBytes: 0,
+      })),
+      { deadline },
+    );
+    for (const r of found) {
+      if (r.error) throw r.error;
+      this.next.set(r.partition, r.offset);
+      this.#unresolved.delete(r.partition);
+    }
+  }
+
+  /**
+   * One fair round over the partitions (wherever they are led), waiting up to `waitMs` for a
+   * first record. Partitions that cannot be read this round come back as errors.
+   */
+  async round(
     perPartition: number,
-  ): { partition: number; records: ReturnType<typeof collect>["records"] }[] {
-    const out = [];
-    for (const [p, offset] of this.next) {
-      let got;
-      try {
-        got = collect(this.broker, this.topic, p, offset, perPartition, ROUND_BYTES);
-      } catch (e) {
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ parts: Part[]; errors: HttpError[] }> {
+    const all = [...this.next.keys(), ...this.#unresolved.keys()];
+    // Rotating the order: a busy partition cannot keep the others out of a leader's byte budget.
+    const start = all.length > 0 ? this.#rotate++ % all.length : 0;
+    this.#rotate %= 1 << 30;
+    const order = [...all.slice(start), ...all.slice(0, start)];
+    const results = await this.access.read(
+      order.map((p) => ({
+        topic: this.topic,
+        partition: p,
+        from: this.next.get(p) ?? this.#unresolved.get(p)!,
+        limit: perPartition,
+        maxBytes: ROUND_BYTES,
+      })),
+      {
+        waitMs,
+        maxBytes: CALL_BYTES,
+        deadline: performance.now() + waitMs + FORWARD_MARGIN_MS,
+        signal,
+        waits: this.#waits,
+      },
+    );
+    const parts: Part[] = [];
+    const errors: HttpError[] = [];
+    for (const r of results) {
+      const p = r.partition;
+      if (r.outOfRange) {
         // Retention moved the log start past us: continue from the new start.
-        if (!(e instanceof OffsetOutOfRangeError)) throw e;
-        const st = this.broker.partitions.partition(this.topic, p);
-        this.next.set(
-          p,
-          Math.max(st.log.logStartOffset(), Math.min(offset, st.log.logEndOffset())),
-        );
+        const { logStartOffset: lso, highWatermark: hw } = r.outOfRange;
+        const at = this.next.get(p);
+        if (at !== undefined && lso >= 0) this.next.set(p, Math.max(lso, Math.min(at, hw)));
         continue;
       }
-      this.next.set(p, got.next);
-      if (got.records.length > 0) out.push({ partition: p, records: got.records });
+      if (r.error) {
+        errors.push(r.error);
+        continue;
+      }
+      if (r.offset < 0) continue;
+      this.#unresolved.delete(p);
+      this.next.set(p, r.next);
+      if (r.records.length > 0) parts.push({ partition: p, records: r.records });
     }
-    return out;
+    return { parts, errors };
   }
 
   /** The SSE id after delivering `offset` of `partition`, given what else was delivered. */
@@ -112,23 +168,6 @@ class Cursor {
     let id = `${partition}:${offset}`;
     for (const [p, o] of delivered) if (p !== partition) id += `,${p}:${o}`;
     return id;
-  }
-
-  /** Wait for an append on any partition, at most `ms`. */
-  async wait(ms: number, signal: AbortSignal): Promise<void> {
-    const ac = new AbortController();
-    const stop = () => ac.abort();
-    signal.addEventListener("abort", stop, { once: true });
-    try {
-      await Promise.race(
-        [...this.next].map(([p, o]) =>
-          this.broker.partitions.waitForData(this.topic, p, o, ms, ac.signal).catch(() => false)
-        ),
-      );
-    } finally {
-      ac.abort();
-      signal.removeEventListener("abort", stop);
-    }
   }
 }
 
@@ -158,8 +197,9 @@ function liveStream(
   };
   return new ReadableStream<Uint8Array>({
     start(ctrl) {
-      // Opens the stream at once (curl -N shows the connection is live before any record).
-      ctrl.enqueue(enc.encode(sse ? ": connected\nretry: 1000\n\n" : ""));
+      // Opens the stream at once (curl -N shows the connection is live before any record; an
+      // empty chunk would not send the headers, so NDJSON starts with its heartbeat line).
+      ctrl.enqueue(enc.encode(sse ? ": connected\nretry: 1000\n\n" : "\n"));
     },
     async pull(ctrl) {
       // Each pull yields one chunk: a batch of records, a heartbeat, or the end.
@@ -169,25 +209,33 @@ function liveStream(
           return;
         }
         for (const [p, o] of cursor.next) if (!delivered.has(p)) delivered.set(p, o);
-        let parts;
+        const idle = Date.now() - lastSent;
+        let got;
         try {
-          parts = cursor.round(ROUND_RECORDS);
+          got = await cursor.round(ROUND_RECORDS, Math.max(0, heartbeatMs - idle), ac.signal);
         } catch (e) {
           if (e instanceof StorageError) {
             if (e instanceof CorruptLogError) {
               reportDamage(cursor.broker.log, e, { via: `live tail of ${cursor.topic}` });
             }
-            // Damaged or unreadable log bytes: retrying at once would spin on them. Tell the
-            // client and end the stream (the broker has logged it; a reconnect retries).
             end(ctrl, 50056, e.message);
             return;
           }
           // The topic or a partition vanished mid-round: the refresh above reports it next time.
+          await Bun.sleep(100);
           continue;
         }
-        if (parts.length > 0) {
+        // Damaged or unreadable log bytes: retrying at once would spin on them. Tell the client
+        // and end the stream (the broker has logged it; a reconnect retries). Other failures (a
+        // leader moving or unreachable) are retried: the stream goes on with the other partitions.
+        const fatal = got.errors.find((e) => e.status === 500 || e.status === 507);
+        if (fatal) {
+          end(ctrl, fatal.errorCode, fatal.message);
+          return;
+        }
+        if (got.parts.length > 0) {
           let text = "";
-          for (const { partition, records } of parts) {
+          for (const { partition, records } of got.parts) {
             let bytes = 0;
             for (const r of records) {
               const json = JSON.stringify(renderRecord(cursor.topic, partition, r, format));
@@ -204,13 +252,14 @@ function liveStream(
           lastSent = Date.now();
           return;
         }
-        const idle = Date.now() - lastSent;
-        if (idle >= heartbeatMs) {
+        const left = heartbeatMs - (Date.now() - lastSent);
+        if (left <= 0) {
           ctrl.enqueue(enc.encode(sse ? `: heartbeat ${Date.now()}\n\n` : "\n"));
           lastSent = Date.now();
           return;
         }
-        await cursor.wait(heartbeatMs - idle, ac.signal);
+        // Partitions that could not be read answer at once: do not spin on them.
+        if (got.errors.length > 0 && !ac.signal.aborted) await Bun.sleep(Math.min(500, left));
       }
       ctrl.close();
     },
@@ -220,7 +269,7 @@ function liveStream(
   });
 }
 
-export function tailRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpContext) {
+export function tailRoutes(app: OpenAPIHono, { broker, metrics, closing, access }: HttpContext) {
   on(
     app,
     createRoute({
@@ -254,7 +303,7 @@ export function tailRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpC
         ...commonErrors,
       },
     }),
-    (c) => {
+    async (c) => {
       const { topic } = valid(c, "param", TopicParams);
       const q = valid(c, "query", TailQuery);
       const t = broker.meta.getTopic(topic);
@@ -271,12 +320,23 @@ export function tailRoutes(app: OpenAPIHono, { broker, metrics, closing }: HttpC
       const accept = (c.req.header("accept") ?? "").toLowerCase();
       const sse = accept.includes("text/event-stream");
       const follow = q.follow === "true" || sse;
-      const cursor = new Cursor(broker, topic, q.from ?? (follow ? "latest" : "earliest"), resume);
+      const from = parseFrom(q.from ?? (follow ? "latest" : "earliest"));
+      if (from === undefined) {
+        throw badRequest("from must be earliest, latest, an offset or a time");
+      }
+      const cursor = new Cursor(broker, access, topic, from, resume);
+      // Every partition's start, at its leader (503 while one has no leader).
+      await cursor.resolve(performance.now() + FORWARD_MARGIN_MS);
       if (!follow) {
         const limit = q.limit ?? 100;
         const records = [];
         for (let i = 0; i < 100 && records.length < limit; i++) {
-          const parts = cursor.round(Math.min(ROUND_RECORDS, limit - records.length));
+          const { parts, errors } = await cursor.round(
+            Math.min(ROUND_RECORDS, limit - records.length),
+            0,
+          );
+          // Part of the topic would look like all of it: fail rather than answer with less.
+          if (errors.length > 0) throw errors[0];
           if (parts.length === 0) break;
           for (const { partition, records: rs } of parts) {
             for (const r of rs) records.push(renderRecord(topic, partition, r, format));

@@ -4,13 +4,60 @@ import type { Broker } from "../broker.ts";
 import { type HttpContext, on } from "./app.ts";
 import { topicNotFound } from "./errors.ts";
 import { INTERNAL_TOPIC_CONFIGS } from "../meta/topic-configs.ts";
-import { remotePartitionStats } from "./render.ts";
+import type { PartitionStats } from "../cluster/node.ts";
 import { commonErrors, ErrorSchema, jsonOk, TopicParams, valid, z } from "./schemas.ts";
+
+/**
+ * What each partition's leader says of it (offsets, size, followers' positions), asked of the
+ * leaders in parallel (1 s each; this broker answers for itself); missing when a leader does not
+ * answer or the partition has none.
+ */
+async function leaderStats(
+  broker: Broker,
+  topic: string,
+  partitions: readonly { partition: number; leader: number }[],
+): Promise<Map<number, PartitionStats>> {
+  const byLeader = new Map<number, number[]>();
+  for (const p of partitions) {
+    if (p.leader < 0) continue;
+    byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), p.partition]);
+  }
+  const answers = await Promise.all(
+    [...byLeader].map(([leader, ps]) => broker.cluster.partitionStats(leader, topic, ps)),
+  );
+  const out = new Map<number, PartitionStats>();
+  for (const list of answers) for (const st of list) out.set(st.partition, st);
+  return out;
+}
+
+/** Each replica's log end and lag behind the leader's log end, as the leader knows them. */
+function replicaPositions(
+  p: { leader: number; replicas: number[]; isr: number[] },
+  s: PartitionStats | undefined,
+) {
+  const end = s?.logEndOffset;
+  return p.replicas.map((id) => {
+    const row = {
+      broker_id: id,
+      in_sync: p.isr.includes(id),
+      log_end_offset: null as number | null,
+      lag: null as number | null,
+      lag_ms: null as number | null,
+    };
+    if (s === undefined || end === undefined) return row;
+    if (id === p.leader) return { ...row, log_end_offset: end, lag: 0, lag_ms: 0 };
+    const f = s.followers?.find((x) => x.id === id);
+    if (f === undefined) return row;
+    row.lag_ms = f.caughtUpAgoMs;
+    if (f.logEnd < 0) return row; // it has not fetched from this leader yet
+    return { ...row, log_end_offset: f.logEnd, lag: Math.max(0, end - f.logEnd) };
+  });
+}
 
 export async function describeTopic(broker: Broker, name: string) {
   const t = broker.meta.getTopic(name);
   if (!t) return undefined;
-  const remote = await remotePartitionStats(broker, t.name, t.partitions.map((p) => p.partition));
+  const stats = await leaderStats(broker, t.name, t.partitions);
   return {
     name: t.name,
     topic_id: t.topicId,
@@ -18,7 +65,9 @@ export async function describeTopic(broker: Broker, name: string) {
     // The topic's overrides, plus what the broker fixes for an internal topic.
     configs: t.internal ? { ...t.configs, ...INTERNAL_TOPIC_CONFIGS } : t.configs,
     partitions: t.partitions.map((p) => {
-      const open = broker.partitions.has(t.name, p.partition)
+      // The leader's answer; without one, this broker's own copy when it holds one.
+      const s = stats.get(p.partition);
+      const copy = broker.partitions.has(t.name, p.partition)
         ? broker.partitions.partition(t.name, p.partition)
         : undefined;
       return {
@@ -27,12 +76,13 @@ export async function describeTopic(broker: Broker, name: string) {
         leader_epoch: p.leaderEpoch,
         replicas: p.replicas,
         isr: p.isr,
-        log_start_offset: open?.log.logStartOffset() ?? remote.get(p.partition)?.logStartOffset ??
-          null,
-        high_watermark: open
-          ? broker.partitions.highWatermark(t.name, p.partition)
-          : remote.get(p.partition)?.highWatermark ?? null,
-        size_bytes: open?.log.sizeBytes() ?? remote.get(p.partition)?.sizeBytes ?? null,
+        log_start_offset: s?.logStartOffset ?? copy?.log.logStartOffset() ?? null,
+        high_watermark: s?.highWatermark ?? copy?.highWatermark() ?? null,
+        log_end_offset: s?.logEndOffset ?? null,
+        size_bytes: s?.sizeBytes ?? copy?.log.sizeBytes() ?? null,
+        under_replicated: p.isr.length < p.replicas.length,
+        offline: p.leader < 0,
+        replica_positions: replicaPositions(p, s),
       };
     }),
   };
@@ -55,7 +105,27 @@ const PartitionInfo = z.object({
   isr: z.array(z.number().int()),
   log_start_offset: z.number().int().nullable(),
   high_watermark: z.number().int().nullable(),
+  log_end_offset: z.number().int().nullable().openapi({
+    description: "the leader's log end (null when the leader did not answer)",
+  }),
   size_bytes: z.number().int().nullable(),
+  under_replicated: z.boolean().openapi({ description: "the ISR is smaller than the replicas" }),
+  offline: z.boolean().openapi({ description: "no leader (-1): nothing can be read or written" }),
+  replica_positions: z.array(z.object({
+    broker_id: z.number().int(),
+    in_sync: z.boolean(),
+    log_end_offset: z.number().int().nullable(),
+    lag: z.number().int().nullable().openapi({
+      description: "records behind the leader's log end",
+    }),
+    lag_ms: z.number().int().nullable().openapi({
+      description: "milliseconds since the replica last had everything the leader had",
+    }),
+  })).openapi({
+    description:
+      "each replica as the leader sees it (nulls when unknown: no leader, no answer, or a " +
+      "follower that has not fetched from this leader yet)",
+  }),
 });
 const TopicDescription = z.object({
   name: z.string(),
@@ -179,8 +249,8 @@ export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
       method: "get",
       path: "/topics/{topic}",
       tags: ["topics"],
-      summary:
-        "Describe a topic: per partition leader, replicas, ISR, log start, high watermark, size",
+      summary: "Describe a topic: per partition leader, epoch, replicas, ISR, each replica's " +
+        "log end and lag, offsets, size, under-replicated and offline flags",
       request: { params: TopicParams },
       responses: { 200: jsonOk(TopicDescription), ...commonErrors },
     }),

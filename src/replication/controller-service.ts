@@ -18,6 +18,33 @@ import {
   preferredElections,
 } from "./elections.ts";
 import { DEFAULT_SESSIONS, type SessionOptions, SessionTracker } from "./sessions.ts";
+import { OFFSETS_TOPIC } from "../groups/index.ts";
+
+/** The replication factor __consumer_offsets grows to once the cluster has that many brokers. */
+const OFFSETS_RF = 3;
+
+/**
+ * `replicas` grown to `target` with live brokers, in an order whose first (preferred) replica
+ * rotates with the partition number over the live brokers, so leadership spreads once the new
+ * replicas are in sync and preferred elections run. Existing replicas are kept.
+ */
+export function grownReplicas(
+  replicas: readonly number[],
+  live: readonly number[],
+  partition: number,
+  target: number,
+): number[] {
+  const sorted = [...live].sort((a, b) => a - b);
+  const n = sorted.length;
+  const set = [...replicas];
+  for (let i = 0; i < n && set.length < target; i++) {
+    const id = sorted[(partition + i) % n];
+    if (!set.includes(id)) set.push(id);
+  }
+  const preferred = sorted[partition % n];
+  if (!set.includes(preferred)) return set;
+  return [preferred, ...set.filter((id) => id !== preferred)];
+}
 
 export interface ControllerOptions {
   sessions?: Partial<SessionOptions>;
@@ -46,6 +73,7 @@ export class ControllerService {
   #queue: Promise<unknown> = Promise.resolve();
   #timer: ReturnType<typeof setInterval> | undefined;
   #lastRebalance = 0;
+  #lastOffsetsCheck = 0;
   #busy = new Set<string>();
   #stopped = false;
 
@@ -110,6 +138,10 @@ export class ControllerService {
     for (const b of this.meta.listBrokers()) {
       if (b.fenced && !this.#busy.has(`unfence:${b.nodeId}`)) this.#maybeUnfence(b.nodeId);
     }
+    if (now - this.#lastOffsetsCheck > 2000 && !this.#busy.has("offsets")) {
+      this.#lastOffsetsCheck = now;
+      void this.#serial("offsets", () => this.#growOffsetsTopic());
+    }
     if (
       (this.o.autoLeaderRebalance ?? true) &&
       now - this.#lastRebalance > (this.o.rebalanceCheckMs ?? 5000) && !this.#busy.has("rebalance")
@@ -165,12 +197,15 @@ export class ControllerService {
       if (c.leader !== undefined) rec.leader = c.leader;
       if (c.leaderEpoch !== undefined) rec.leaderEpoch = c.leaderEpoch;
       if (c.isr !== undefined) rec.isr = c.isr;
+      if (c.replicas !== undefined) rec.replicas = c.replicas;
       try {
         await this.cluster.appendAsController(rec);
         ok++;
         if (c.leader !== undefined) this.counters.elections++;
         else this.counters.isrChanges++;
-        const what = c.leader === undefined
+        const what = c.replicas !== undefined
+          ? "replicas changed"
+          : c.leader === undefined
           ? "ISR changed"
           : c.leader === -1
           ? "partition offline"
@@ -214,6 +249,33 @@ export class ControllerService {
     this.counters.unfences++;
     this.log.info("broker unfenced", { broker: id });
     await this.#apply(onUnfenced(this.#view(), id, this.#live()));
+  }
+
+  /**
+   * A cluster grows from one broker, so __consumer_offsets starts with one replica per
+   * partition. Once three brokers are live, each partition gets replicas up to 3, placed so the
+   * preferred replicas (and so, after preferred elections, the group coordinators) spread.
+   */
+  async #growOffsetsTopic(): Promise<void> {
+    if (!this.active) return;
+    const t = this.meta.getTopic(OFFSETS_TOPIC);
+    if (t === undefined) return;
+    const live = this.meta.listBrokers().filter((b) => !b.fenced).map((b) => b.nodeId);
+    const target = Math.min(OFFSETS_RF, live.length);
+    if (live.length < OFFSETS_RF) return;
+    const changes: PartitionChange[] = [];
+    for (const p of t.partitions) {
+      if (p.replicas.length >= target || p.leader === -1) continue;
+      const replicas = grownReplicas(p.replicas, live, p.partition, target);
+      changes.push({
+        topicId: t.topicId,
+        partition: p.partition,
+        partitionEpoch: p.partitionEpoch,
+        replicas,
+        reason: `${OFFSETS_TOPIC} raised to ${target} replicas`,
+      });
+    }
+    if (changes.length > 0) await this.#apply(changes);
   }
 
   /** A broker (re-)registers: a previous incarnation's leaderships and ISR places end first. */

@@ -3,6 +3,7 @@
 // elections, and the check of a leader's ISR change. Each returns partition changes; the shell
 // appends them as PartitionChanged records, each carrying the partition epoch it was computed
 // from, so a change computed from a stale view is refused when applied (metadata apply.ts).
+import { planted } from "./planted.ts";
 
 export interface PartitionView {
   topicId: string;
@@ -25,6 +26,8 @@ export interface PartitionChange {
   leader?: number;
   leaderEpoch?: number;
   isr?: number[];
+  /** A new replica set (replicas added or reordered; reassignment builds on this). */
+  replicas?: number[];
   reason: string;
 }
 
@@ -77,9 +80,11 @@ export function onFenced(
   for (const p of parts) {
     const inIsr = p.isr.includes(broker);
     if (!inIsr && p.leader !== broker) continue;
-    const rest = p.isr.filter((id) => id !== broker);
-    if (p.leader !== broker) {
-      if (rest.length === 0) continue; // offline partition: keep its last ISR member
+    if (p.leader === NO_LEADER) continue; // offline: its ISR keeps the last members
+    // Any other fenced member leaves too: an online partition names no fenced broker, and apply
+    // refuses a change that would keep one (a fence whose own changes were lost meanwhile).
+    const rest = p.isr.filter((id) => id !== broker && live(id));
+    if (p.leader !== broker && live(p.leader)) {
       out.push(withLeader(p, p.leader, rest, `broker ${broker} fenced: leaves the ISR`));
       continue;
     }
@@ -88,7 +93,8 @@ export function onFenced(
       out.push(withLeader(p, next, rest, `broker ${broker} fenced: leader moves to ${next}`));
       continue;
     }
-    const unclean = p.unclean ? p.replicas.find(isLive) : undefined;
+    const allowUnclean = p.unclean || (planted.size !== 0 && planted.has("elect-outside-isr"));
+    const unclean = allowUnclean ? p.replicas.find(isLive) : undefined;
     if (unclean !== undefined) {
       out.push(
         withLeader(
@@ -231,7 +237,10 @@ export function checkIsrChange(
       message: `leader epoch ${req.leaderEpoch} is not ${p.leaderEpoch}`,
     };
   }
-  if (req.partitionEpoch !== p.partitionEpoch) {
+  if (
+    req.partitionEpoch !== p.partitionEpoch &&
+    !(planted.size !== 0 && planted.has("isr-change-ignores-partition-epoch"))
+  ) {
     return {
       errorCode: ISR_REFUSAL.INVALID_UPDATE_VERSION,
       message: `partition epoch ${req.partitionEpoch} is not ${p.partitionEpoch}`,

@@ -3,6 +3,7 @@
 // follower truncates. A follower truncates to the point where the two logs agree by epoch,
 // never to the high watermark alone (which loses or forks data, KIP-101).
 import type { EpochEndOffset } from "../storage/types.ts";
+import { planted } from "./planted.ts";
 
 export interface DivergingEpoch {
   epoch: number;
@@ -28,7 +29,9 @@ export function findDivergence(
     // the leader's log start is gone here anyway; it restarts from the log start.
     return { epoch: lastFetchedEpoch, endOffset: logStartOffset };
   }
-  if (e.endOffset < fetchOffset || e.leaderEpoch < lastFetchedEpoch) {
+  const shorter = e.endOffset < fetchOffset &&
+    !(planted.size !== 0 && planted.has("divergence-ignores-shorter-epoch"));
+  if (shorter || e.leaderEpoch < lastFetchedEpoch) {
     return { epoch: e.leaderEpoch, endOffset: e.endOffset };
   }
   return undefined;
@@ -44,11 +47,16 @@ export function truncationOffset(
   localEndOffsetFor: (epoch: number) => EpochEndOffset,
   localLogEnd: number,
   diverging: DivergingEpoch,
+  localLogStart: number,
 ): number {
   const local = localEndOffsetFor(diverging.epoch);
   if (local.leaderEpoch < 0 || local.endOffset < 0) {
-    // Nothing of ours at or below that epoch: no common history beyond the leader's answer.
-    return Math.min(diverging.endOffset, localLogEnd);
+    // Nothing of ours at or below that epoch: every batch we hold is of a later epoch, and the
+    // leader has none of those up to our last (it answered the largest it has), so nothing we
+    // hold is common history: back to our log start (Kafka answers an epoch below the first
+    // with the first epoch's start offset, to the same effect). Keeping up to the leader's
+    // answer instead kept diverged records and asked about the same epoch again, forever.
+    return Math.min(diverging.endOffset, localLogStart, localLogEnd);
   }
   if (local.leaderEpoch === diverging.epoch) {
     return Math.min(diverging.endOffset, local.endOffset, localLogEnd);
@@ -108,9 +116,12 @@ export function followerActions(
 ): FollowerAction[] {
   if (r.errorCode !== 0) return [];
   if (r.diverging !== undefined) {
+    if (planted.size !== 0 && planted.has("truncate-to-hw")) {
+      return [{ kind: "truncate", offset: Math.min(r.highWatermark, local.logEnd) }];
+    }
     return [{
       kind: "truncate",
-      offset: truncationOffset(local.endOffsetFor, local.logEnd, r.diverging),
+      offset: truncationOffset(local.endOffsetFor, local.logEnd, r.diverging, local.logStart),
     }];
   }
   const out: FollowerAction[] = [];

@@ -1,5 +1,6 @@
 // The high-watermark arithmetic, alone in a tiny pure file (as etcd keeps its quorum maths):
 // the highest offset every member of the (maximal) ISR has made durable.
+import { planted } from "./planted.ts";
 
 /**
  * `durableEnds` maps a replica to the end of what it has fsynced (exclusive); a member of `isr`
@@ -24,6 +25,7 @@ export function maximalIsr(
   pending: readonly number[] | null,
 ): number[] {
   if (pending === null) return [...committed];
+  if (planted.size !== 0 && planted.has("shrink-counts-before-commit")) return [...pending];
   const out = [...committed];
   for (const id of pending) if (!out.includes(id)) out.push(id);
   return out;

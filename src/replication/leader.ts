@@ -9,7 +9,9 @@
 //   from the controller can never complete acks=all on its own;
 // - the high watermark never goes back while this broker leads in this epoch;
 // - one ISR change in flight at a time, carrying the partition epoch it was computed from.
+import { ISR_REFUSAL } from "./elections.ts";
 import { isrDurableMin, maximalIsr } from "./hw.ts";
+import { planted } from "./planted.ts";
 
 export interface FollowerPosition {
   /** The follower's log end (its last fetch offset). -1 until it fetched in this epoch. */
@@ -143,7 +145,9 @@ export class LeaderCore {
     f.leaderEndAtLastFetch = end;
     f.lastFetchMs = nowMs;
     f.logEnd = fetchOffset;
-    f.durableEnd = Math.min(durableEnd, fetchOffset);
+    f.durableEnd = planted.size !== 0 && planted.has("position-from-log-end")
+      ? fetchOffset
+      : Math.min(durableEnd, fetchOffset);
     const hwMoved = this.#recompute();
     return { hwMoved, proposal: this.#maybeExpand(id, nowMs) };
   }
@@ -202,8 +206,25 @@ export class LeaderCore {
     return this.#recompute();
   }
 
-  /** The controller refused the proposal (stale epoch...): forget it, the next tick may retry. */
-  onProposalRefused(): void {
+  /**
+   * The controller refused the proposal (or the call failed): forget it, so the next tick may
+   * propose again, unless it adds a replica and the refusal does not prove that no copy of it
+   * was applied. A resend or a duplicate is refused as stale (INVALID_UPDATE_VERSION) once the
+   * first copy committed, a call may time out after it committed, and a zombie leader's resend
+   * is refused for its old epoch: dropping the addition then would take a replica the
+   * controller holds in the ISR (and may elect) out of the HW. The addition keeps counting until
+   * the metadata settles it (onCommitted), as Kafka keeps a pending ISR on these errors.
+   * `errorCode` undefined means unknown (a failed call).
+   */
+  onProposalRefused(errorCode?: number): void {
+    const p = this.pending;
+    if (p === null) return;
+    const adds = p.isr.some((id) => !this.isr.includes(id));
+    // Refusals that prove the controller applied no copy of it.
+    const notApplied = errorCode === ISR_REFUSAL.INELIGIBLE_REPLICA ||
+      errorCode === ISR_REFUSAL.INVALID_REQUEST ||
+      (planted.size !== 0 && planted.has("refusal-forgets-addition"));
+    if (adds && !notApplied) return;
     this.pending = null;
   }
 
@@ -212,7 +233,9 @@ export class LeaderCore {
     const f = this.followers.get(id)!;
     // Rejoin only once synced up to the HW, and within this epoch (past its start offset), so
     // a follower that has not yet truncated to this leader's history cannot count.
-    if (f.durableEnd < this.#hw || f.logEnd < this.epochStartOffset) return undefined;
+    const synced = f.durableEnd >= this.#hw ||
+      (planted.size !== 0 && planted.has("rejoin-below-hw"));
+    if (!synced || f.logEnd < this.epochStartOffset) return undefined;
     return this.#propose([...this.isr, id], nowMs, `replica ${id} caught up`);
   }
 
@@ -231,10 +254,10 @@ export class LeaderCore {
 
   #recompute(): boolean {
     const own = this.countUnsynced ? this.#logEnd : this.#durableEnd;
-    const min = isrDurableMin(
-      this.maximalIsr(),
-      (id) => (id === this.self ? own : this.followers.get(id)?.durableEnd),
-    );
+    const pos = (id: number) => (id === this.self ? own : this.followers.get(id)?.durableEnd);
+    const min = planted.size !== 0 && planted.has("hw-majority-of-replicas")
+      ? this.replicas.map((id) => pos(id) ?? -1).sort((a, b) => b - a)[this.replicas.length >> 1]
+      : isrDurableMin(this.maximalIsr(), pos);
     const next = Math.min(min, this.#logEnd);
     if (next > this.#hw) {
       this.#hw = next;

@@ -2,6 +2,8 @@
 // runs one fetcher per leader it follows (each on a connection of its own, never behind Raft
 // traffic), sends leaders' ISR changes to the controller, and ticks the leader cores. The
 // decisions are the cores' (leader.ts, follower.ts); this file moves bytes and messages.
+import { open, readFile, rename } from "node:fs/promises";
+import { join } from "node:path";
 import type { ClusterService } from "../cluster/node.ts";
 import type { PeerLink } from "../cluster/peer-link.ts";
 import type { CallAnswer } from "../cluster/transport.ts";
@@ -22,6 +24,9 @@ const PARTITION_MAX_BYTES = 1 << 20;
 const RESPONSE_MAX_BYTES = 8 << 20;
 const MAX_PARTITIONS_PER_FETCH = 100_000;
 const TICK_MS = 200;
+/** Where each partition's high watermark is checkpointed (Kafka's replication-offset-checkpoint). */
+export const HW_CHECKPOINT_FILE = "replication-offset-checkpoint.json";
+const CHECKPOINT_MS = 1000;
 
 const E = {
   NONE: 0,
@@ -66,6 +71,10 @@ export class ReplicaManager implements ReplicationHooks {
   };
   readonly #fetchers = new Map<number, Fetcher>();
   #timer: ReturnType<typeof setInterval> | undefined;
+  #checkpointTimer: ReturnType<typeof setInterval> | undefined;
+  #checkpointed = new Map<string, number>();
+  #lastCheckpoint = "";
+  #checkpointing: Promise<void> | null = null;
   #canLead = false;
   #stopped = false;
   #refreshQueued = false;
@@ -78,18 +87,66 @@ export class ReplicaManager implements ReplicationHooks {
     readonly log: Logger,
     readonly controllerCall: (method: string, body: unknown) => Promise<unknown>,
     readonly lagTimeMaxMs = 10_000,
+    readonly dataDir?: string,
   ) {}
 
+  /** Read the high watermarks checkpointed before a restart (before the logs open). */
+  async loadCheckpoint(): Promise<void> {
+    if (this.dataDir === undefined) return;
+    try {
+      const v = JSON.parse(await readFile(join(this.dataDir, HW_CHECKPOINT_FILE), "utf8"));
+      for (const [k, hw] of Object.entries(v as Record<string, unknown>)) {
+        if (Number.isSafeInteger(hw) && (hw as number) >= 0) {
+          this.#checkpointed.set(k, hw as number);
+        }
+      }
+    } catch { /* absent or damaged: watermarks start at 0 and catch up from the followers */ }
+  }
+
+  /** Write every partition's high watermark (write, sync, rename), if any moved. */
+  checkpoint(): Promise<void> {
+    if (this.dataDir === undefined) return Promise.resolve();
+    if (this.#checkpointing) return this.#checkpointing;
+    const out: Record<string, number> = {};
+    for (const r of this.partitions.partitions()) {
+      out[`${r.topic}\u0000${r.partition}`] = r.highWatermark();
+    }
+    const json = JSON.stringify(out);
+    if (json === this.#lastCheckpoint) return Promise.resolve();
+    const dir = this.dataDir;
+    const run = async () => {
+      const tmp = join(dir, `${HW_CHECKPOINT_FILE}.tmp`);
+      const f = await open(tmp, "w");
+      try {
+        await f.writeFile(json);
+        await f.datasync();
+      } finally {
+        await f.close();
+      }
+      await rename(tmp, join(dir, HW_CHECKPOINT_FILE));
+      this.#lastCheckpoint = json;
+    };
+    this.#checkpointing = run().catch((e) => {
+      this.log.warn("could not checkpoint high watermarks", { error: String(e) });
+    }).finally(() => this.#checkpointing = null);
+    return this.#checkpointing;
+  }
+
   start(): void {
+    this.#checkpointTimer = setInterval(() => void this.checkpoint(), CHECKPOINT_MS);
     this.cluster.handleCall("replicaFetch", (from, body) => this.serve(from, body));
+    let ticks = 0;
     this.#timer = setInterval(() => {
       for (const r of this.partitions.partitions()) r.tick();
+      // A leader whose address was unknown at the last change gets its fetcher now.
+      if (++ticks % 5 === 0) this.#refreshFetchers();
     }, TICK_MS);
   }
 
   stop(): void {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#checkpointTimer);
     for (const f of this.#fetchers.values()) f.stop();
     this.#fetchers.clear();
     for (const w of [...this.#appendWaiters]) w();
@@ -121,13 +178,13 @@ export class ReplicaManager implements ReplicationHooks {
       const code = (res as { errorCode?: number } | null)?.errorCode ?? -1;
       if (code !== 0) {
         this.log.warn("ISR change refused", { topic: r.topic, partition: r.partition, res });
-        r.proposalRefused();
+        r.proposalRefused(code);
       }
     }, () => r.proposalRefused());
   }
 
-  checkpointedHw(): number {
-    return 0;
+  checkpointedHw(topic: string, partition: number): number {
+    return this.#checkpointed.get(`${topic}\u0000${partition}`) ?? 0;
   }
 
   /** Appends and role changes: wake long-polling followers; fetchers follow role changes. */
@@ -267,6 +324,8 @@ export class ReplicaManager implements ReplicationHooks {
       logStartOffset: log.logStartOffset(),
       logEndOffset: log.logEndOffset(),
     };
+    // Below the leader's log start: nothing to compare; the follower starts over there.
+    if (q.fetchOffset < log.logStartOffset()) return { result: filled };
     const diverging = findDivergence(
       (e) => log.endOffsetForEpoch(e),
       q.lastFetchedEpoch,
@@ -311,17 +370,25 @@ export class ReplicaManager implements ReplicationHooks {
             to: a.offset,
             diverging_epoch: res.diverging?.epoch,
           });
-          await log.truncateTo(a.offset);
-          r.capFollowerHw();
+          {
+            const before = `${log.logEndOffset()}/${log.latestEpoch()}`;
+            await log.truncateTo(a.offset);
+            r.capFollowerHw();
+            // The next fetch must ask something new, or the two would repeat this for ever.
+            if (`${log.logEndOffset()}/${log.latestEpoch()}` === before) {
+              throw new Error(`divergence at ${a.offset} made no progress`);
+            }
+          }
           break;
         case "reset":
-          // TODO(reassignment issue): restarting an empty log at the leader's log start.
-          this.log.error("follower is below the leader's log start; it cannot catch up yet", {
+          this.log.warn("follower starts over at the leader's log start", {
             topic: r.topic,
             partition: r.partition,
             log_end: log.logEndOffset(),
             leader_log_start: a.offset,
           });
+          await log.resetTo(a.offset);
+          r.capFollowerHw();
           return false;
         case "append":
           log.append(records, { leaderEpoch: r.leaderEpoch, origin: "replication" });

@@ -104,8 +104,17 @@ export class Replica {
   /** The committed metadata of this partition, applied in order of leader and partition epoch. */
   update(a: ReplicaAssignment, minInsyncReplicas: number): void {
     this.minInsyncReplicas = minInsyncReplicas;
-    if (a.leaderEpoch < this.leaderEpoch) return; // older than what we applied: ignore
-    if (a.leaderEpoch === this.leaderEpoch && a.partitionEpoch <= this.partitionEpoch) return;
+    const stale = a.leaderEpoch < this.leaderEpoch ||
+      (a.leaderEpoch === this.leaderEpoch && a.partitionEpoch <= this.partitionEpoch);
+    if (stale) {
+      // Nothing newer, but this broker was fenced meanwhile: it stops leading at once, and
+      // forgets the partition epoch so the same assignment, ungated, makes it leader again.
+      if (a.gated === true && this.#core !== null) {
+        this.partitionEpoch = -1;
+        this.#becomeFollower();
+      }
+      return;
+    }
     const newEpoch = a.leaderEpoch !== this.leaderEpoch;
     this.leader = a.leader;
     this.leaderEpoch = a.leaderEpoch;
@@ -292,8 +301,8 @@ export class Replica {
   }
 
   /** The controller refused our proposal: the next tick recomputes it. */
-  proposalRefused(): void {
-    this.#core?.onProposalRefused();
+  proposalRefused(errorCode?: number): void {
+    this.#core?.onProposalRefused(errorCode);
   }
 
   /** Follower: the leader's high watermark, from a fetch answer. */

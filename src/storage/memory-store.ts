@@ -256,6 +256,26 @@ export class MemoryPartitionLog implements PartitionLog {
     });
   }
 
+  resetTo(offset: number): Promise<void> {
+    if (!Number.isSafeInteger(offset) || offset <= this.logEndOffset()) {
+      return Promise.reject(
+        new OffsetOutOfRangeError(`reset to ${offset} is not past the log end`),
+      );
+    }
+    this.s.segments = [{
+      base: offset,
+      next: offset,
+      batches: [],
+      size: 0,
+      maxTs: -1,
+      firstTs: -1,
+    }];
+    this.s.logStart = offset;
+    this.s.producers.clear();
+    this.s.epochs = new LeaderEpochCache();
+    return Promise.resolve();
+  }
+
   roll(): void {
     const a = this.active;
     if (a.batches.length === 0) return;
@@ -286,7 +306,10 @@ export class MemoryPartitionLog implements PartitionLog {
   }
 
   truncateTo(offset: number): Promise<void> {
-    if (offset >= this.logEndOffset()) return Promise.resolve();
+    if (offset >= this.logEndOffset()) {
+      this.s.epochs.truncateFromEnd(Math.max(offset, this.s.logStart));
+      return Promise.resolve();
+    }
     offset = Math.max(offset, this.s.logStart);
     const segs = this.s.segments;
     while (segs.length > 1 && this.active.base >= offset && this.active.base > this.s.logStart) {

@@ -570,7 +570,14 @@ export class SegmentPartitionLog implements PartitionLog {
   }
 
   async truncateTo(offset: number): Promise<void> {
-    if (offset >= this.logEndOffset()) return;
+    if (offset >= this.logEndOffset()) {
+      // No bytes to cut, but an epoch a leader recorded at the end with nothing written in it
+      // goes too: a follower keeping it would ask its new leader about an epoch with no data.
+      const n = this.epochs.entries.length;
+      this.epochs.truncateFromEnd(Math.max(offset, this.logStart));
+      if (this.epochs.entries.length !== n) this.persistEpochs();
+      return;
+    }
     if (offset < this.logStart) offset = this.logStart;
     this.cutPending = true;
     try {
@@ -598,6 +605,31 @@ export class SegmentPartitionLog implements PartitionLog {
       this.epochs.truncateFromEnd(newEnd);
       this.persistEpochs();
       // The cut must be on disk before anything is appended over it.
+      await this.syncAll();
+    } finally {
+      this.cutPending = false;
+    }
+  }
+
+  async resetTo(offset: number): Promise<void> {
+    if (!Number.isSafeInteger(offset) || offset <= this.logEndOffset()) {
+      throw new OffsetOutOfRangeError(`reset to ${offset} is not past the log end`);
+    }
+    this.cutPending = true;
+    try {
+      // Unlinked files stay readable through any map still held: nothing is truncated under one.
+      for (const seg of this.segments) seg.deleteFiles();
+      this.segments = [Segment.open(this.deps.io, this.dir, offset, this.deps.maps, true)];
+      this.needDirSync = true;
+      this.logStart = offset;
+      this.commit.truncated(offset);
+      this.commit.durableOffset = offset;
+      this.producers.clear();
+      this.epochs = new LeaderEpochCache();
+      this.persistEpochs();
+      this.pruneSnapshots();
+      this.deps.logger("warn", "log reset to the leader's log start", { dir: this.dir, offset });
+      await this.writeCheckpoint(false);
       await this.syncAll();
     } finally {
       this.cutPending = false;

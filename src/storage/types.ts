@@ -223,6 +223,11 @@ export interface PartitionLog {
   roll(): void;
   /** Drop everything at and above `offset` (follower truncation). */
   truncateTo(offset: number): Promise<void>;
+  /**
+   * Follower only: the leader's log starts at `offset`, past this log's end (retention or
+   * DeleteRecords removed what this replica never copied): drop everything and start empty there.
+   */
+  resetTo(offset: number): Promise<void>;
   config(): LogConfig;
   updateConfig(patch: Partial<LogConfig>): void;
   /** Sync everything written so far. */

@@ -86,7 +86,8 @@ export function prepareBatches(buf: Uint8Array, ctx: PrepareContext): BatchMeta[
     if (view.getInt8(pos + OFF_MAGIC) !== 2) {
       throw new InvalidRecordError(`magic ${view.getInt8(pos + OFF_MAGIC)} (only v2 is accepted)`);
     }
-    if (batchLength >= 0 && size > ctx.config.maxMessageBytes) {
+    // A follower takes what its leader took: a max.message.bytes lowered since must not wedge it.
+    if (client && batchLength >= 0 && size > ctx.config.maxMessageBytes) {
       throw new MessageTooLargeError(
         `batch of ${size} bytes > max.message.bytes (${ctx.config.maxMessageBytes})`,
       );

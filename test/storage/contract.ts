@@ -293,6 +293,17 @@ export function logStoreContract(f: StoreFactory): void {
       await store.closeAll();
     });
 
+    test("truncateTo at the log end drops an epoch recorded there with no data", async () => {
+      const { store, log } = await setup();
+      log.append(batch({ count: 2 }), { leaderEpoch: 1 });
+      log.assignEpoch(2); // became leader, wrote nothing
+      expect(log.latestEpoch()).toBe(2);
+      await log.truncateTo(2);
+      expect(log.latestEpoch()).toBe(1);
+      expect(log.logEndOffset()).toBe(2);
+      await store.closeAll();
+    });
+
     test("replication appends keep offsets and epochs", async () => {
       const { store, log } = await setup();
       const b = batch({ count: 2 });
@@ -307,6 +318,40 @@ export function logStoreContract(f: StoreFactory): void {
         InvalidRecordError,
       );
       await store.closeAll();
+    });
+
+    test("resetTo: a follower below its leader's log start starts over there, and reopens so", async () => {
+      const clock = new FakeClock(T0);
+      const store = await f.make(clock);
+      const log = await store.openLog({
+        topic: "r",
+        partition: 0,
+        topicId: "R",
+        config: { segmentBytes: 250 },
+      });
+      for (let i = 0; i < 4; i++) {
+        log.append(batch({ count: 2, valueSize: 40 }), { leaderEpoch: 1 });
+      }
+      await expect(log.resetTo(3)).rejects.toBeInstanceOf(OffsetOutOfRangeError);
+      await log.resetTo(100);
+      expect(log.logStartOffset()).toBe(100);
+      expect(log.logEndOffset()).toBe(100);
+      expect(log.latestEpoch()).toBe(-1);
+      const b = batch({ count: 3 });
+      const v = new DataView(b.buffer);
+      v.setBigInt64(0, 100n);
+      v.setInt32(12, 5); // partition leader epoch
+      log.append(b, { leaderEpoch: 0, origin: "replication" });
+      expect(log.logEndOffset()).toBe(103);
+      expect(log.latestEpoch()).toBe(5);
+      await log.flush();
+      await store.closeAll();
+      const s2 = await f.reopen(clock);
+      const l2 = await s2.openLog({ topic: "r", partition: 0, topicId: "R" });
+      expect(l2.logStartOffset()).toBe(100);
+      expect(l2.logEndOffset()).toBe(103);
+      expect(decodeRecordBatches(l2.read(100, 1 << 20).records)[0].header.baseOffset).toBe(100);
+      await s2.closeAll();
     });
 
     test("reopen keeps data; topic id mismatch refused; delete and list", async () => {

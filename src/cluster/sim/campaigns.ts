@@ -30,4 +30,5 @@ export interface Campaign {
 export const CAMPAIGNS: Record<string, () => Promise<Campaign>> = {
   raft: async () => (await import("../../../test/sim/raft/campaign.ts")).campaign,
   swim: async () => (await import("../../../test/sim/swim/campaign.ts")).campaign,
+  replication: async () => (await import("../../../test/sim/replication/campaign.ts")).campaign,
 };

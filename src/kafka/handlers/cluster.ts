@@ -43,20 +43,21 @@ function brokersOf(ctx: KafkaContext) {
   return out;
 }
 
-function describeTopic(t: TopicInfo): Struct {
+function describeTopic(t: TopicInfo, fenced: ReadonlySet<number>): Struct {
   return {
     errorCode: 0,
     name: t.name,
     topicId: wireUuid(t.topicId),
     isInternal: t.internal,
     partitions: t.partitions.map((p) => ({
-      errorCode: 0,
+      // An offline partition (no live ISR member to lead it): LEADER_NOT_AVAILABLE, as Kafka.
+      errorCode: p.leader === -1 ? 5 : 0,
       partitionIndex: p.partition,
       leaderId: p.leader,
       leaderEpoch: p.leaderEpoch,
       replicaNodes: p.replicas,
       isrNodes: p.isr,
-      offlineReplicas: [],
+      offlineReplicas: p.replicas.filter((id) => fenced.has(id)),
     })),
     topicAuthorizedOperations: -2147483648,
   };
@@ -74,8 +75,9 @@ export async function metadata(ctx: KafkaContext, req: RequestContext): Promise<
   // v0-3 have no flag: creation then follows the broker setting alone.
   const allowCreate = ctx.autoCreateTopics && (v < 4 || bool(req.body.allowAutoTopicCreation));
   const topics: Struct[] = [];
+  const fenced = new Set(ctx.meta.listBrokers().filter((b) => b.fenced).map((b) => b.nodeId));
   if (all) {
-    for (const t of ctx.meta.listTopics()) topics.push(describeTopic(t));
+    for (const t of ctx.meta.listTopics()) topics.push(describeTopic(t, fenced));
   } else {
     const seen = new Set<string>();
     for (const rt of arr(requested)) {
@@ -83,7 +85,7 @@ export async function metadata(ctx: KafkaContext, req: RequestContext): Promise<
       if (typeof name !== "string") {
         // Lookup by topic id (v10+): answer from the id when known.
         const t = typeof rt.topicId === "string" ? findById(ctx, rt.topicId) : undefined;
-        topics.push(t ? describeTopic(t) : { ...topicError("", 100), name: null });
+        topics.push(t ? describeTopic(t, fenced) : { ...topicError("", 100), name: null });
         continue;
       }
       if (seen.has(name)) continue;
@@ -111,7 +113,9 @@ export async function metadata(ctx: KafkaContext, req: RequestContext): Promise<
           }
         }
       }
-      topics.push(t ? describeTopic(t) : topicError(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+      topics.push(
+        t ? describeTopic(t, fenced) : topicError(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+      );
     }
   }
   return {

@@ -5,6 +5,7 @@ import type { Handler } from "../context.ts";
 import { createPartitions, createTopics, deleteTopics } from "./admin.ts";
 import { apiVersions, describeCluster, findCoordinator, metadata } from "./cluster.ts";
 import { alterConfigs, describeConfigs, incrementalAlterConfigs } from "./configs.ts";
+import { electLeaders } from "./elect-leaders.ts";
 import { fetch } from "./fetch.ts";
 import {
   deleteGroups,
@@ -45,6 +46,7 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [ApiKey.AlterConfigs, alterConfigs],
   [ApiKey.CreatePartitions, createPartitions],
   [ApiKey.DeleteGroups, deleteGroups],
+  [ApiKey.ElectLeaders, electLeaders],
   [ApiKey.IncrementalAlterConfigs, incrementalAlterConfigs],
   [ApiKey.DescribeCluster, describeCluster],
 ]);

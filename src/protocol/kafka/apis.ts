@@ -30,6 +30,7 @@ export const ApiKey = {
   SaslAuthenticate: 36,
   CreatePartitions: 37,
   DeleteGroups: 42,
+  ElectLeaders: 43,
   IncrementalAlterConfigs: 44,
   DescribeCluster: 60,
 } as const;
@@ -38,7 +39,8 @@ export type ApiKeyName = keyof typeof ApiKey;
 
 /**
  * What the broker lists in ApiVersions: the kafka-protocol.md §4.1 "advertise" column plus
- * AlterConfigs (33) and IncrementalAlterConfigs (44), without the SASL APIs (17, 36): only what
+ * AlterConfigs (33), ElectLeaders (43, answered by the controller; other brokers pass it on) and
+ * IncrementalAlterConfigs (44), without the SASL APIs (17, 36): only what
  * the listener implements (src/kafka/handlers/index.ts; a test keeps the two in step).
  * OffsetCommit starts at v0, below that column's 2: sarama 1.22 commits with v1 at its default
  * retention and kafka-python pinned below 0.9 with v0/v1 (Kafka 3.x served them; 4.0 did not).
@@ -74,6 +76,7 @@ export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Ma
   [ApiKey.AlterConfigs, [0, 2]],
   [ApiKey.CreatePartitions, [0, 3]],
   [ApiKey.DeleteGroups, [0, 2]],
+  [ApiKey.ElectLeaders, [0, 2]],
   [ApiKey.IncrementalAlterConfigs, [0, 1]],
   [ApiKey.DescribeCluster, [0, 1]],
 ]);

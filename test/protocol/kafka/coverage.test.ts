@@ -11,7 +11,14 @@ import { HANDWRITTEN_RESPONSES } from "./handwritten-responses.ts";
 import { kafkajsResponseCases } from "./kafkajs-cases.ts";
 import { platformaticResponseCases } from "./platformatic-cases.ts";
 
-export const KNOWN_GAPS: string[] = [];
+// No client this suite can run sends ElectLeaders (kafkajs, kafka-python 2.0, librdkafka 2.0 and
+// @platformatic/kafka have no API for it): its requests are checked against frames written by
+// hand from the spec in test/kafka/elect-leaders.test.ts instead.
+export const KNOWN_GAPS: string[] = [
+  "ElectLeaders v0 request",
+  "ElectLeaders v1 request",
+  "ElectLeaders v2 request",
+];
 
 test("every advertised (api, version, direction) has a golden case, or is a known gap", () => {
   const requests = new Set(

@@ -350,4 +350,70 @@ export const HANDWRITTEN_RESPONSES: HandwrittenResponse[] = [
       "00000001 00000002 0016", // 1 partition: 2, ILLEGAL_GENERATION
     ],
   },
+  {
+    // ElectLeaders v0: no top-level error code; a null message.
+    apiKey: 43,
+    version: 0,
+    correlationId: 5,
+    body: {
+      throttleTimeMs: 0,
+      replicaElectionResults: [{
+        topic: "t",
+        partitionResult: [{ partitionId: 0, errorCode: 84, errorMessage: null }],
+      }],
+    },
+    hex: [
+      "0000001b", // size 27
+      "00000005",
+      "00000000", // throttle
+      "00000001 0001 74", // 1 topic "t"
+      "00000001", // 1 partition
+      "00000000 0054 ffff", // 0: ELECTION_NOT_NEEDED, null message
+    ],
+  },
+  {
+    // ElectLeaders v1: the top-level error code follows the throttle time.
+    apiKey: 43,
+    version: 1,
+    correlationId: 6,
+    body: {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      replicaElectionResults: [{
+        topic: "t",
+        partitionResult: [{ partitionId: 1, errorCode: 80, errorMessage: "m" }],
+      }],
+    },
+    hex: [
+      "0000001e", // size 30
+      "00000006",
+      "00000000 0000", // throttle, error
+      "00000001 0001 74", // 1 topic "t"
+      "00000001", // 1 partition
+      "00000001 0050 0001 6d", // 1: PREFERRED_LEADER_NOT_AVAILABLE, "m"
+    ],
+  },
+  {
+    // ElectLeaders v2: flexible (response header v1, compact arrays and strings, tags).
+    apiKey: 43,
+    version: 2,
+    correlationId: 7,
+    body: {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      replicaElectionResults: [{
+        topic: "t",
+        partitionResult: [{ partitionId: 0, errorCode: 0, errorMessage: null }],
+      }],
+    },
+    hex: [
+      "00000019", // size 25
+      "00000007 00", // correlation id, header tags
+      "00000000 0000", // throttle, error
+      "02 02 74", // 1 topic "t"
+      "02 00000000 0000 00 00", // 1 partition: 0, no error, null message, tags
+      "00", // topic tags
+      "00", // body tags
+    ],
+  },
 ];

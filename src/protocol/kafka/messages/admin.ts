@@ -217,6 +217,33 @@ export const CREATE_PARTITIONS = defineApi({
   `,
 });
 
+export const ELECT_LEADERS = defineApi({
+  apiKey: 43,
+  name: "ElectLeaders",
+  valid: "0-2",
+  flexible: "2+",
+  request: `
+    ElectionType int8 1+
+    TopicPartitions [] 0+ null=0+ {
+      Topic string 0+
+      PartitionId []int32 0+
+    }
+    TimeoutMs int32 0+
+  `,
+  response: `
+    ThrottleTimeMs int32 0+
+    ErrorCode int16 1+
+    ReplicaElectionResults [] 0+ {
+      Topic string 0+
+      PartitionResult [] 0+ {
+        PartitionId int32 0+
+        ErrorCode int16 0+
+        ErrorMessage string 0+ null=0+
+      }
+    }
+  `,
+});
+
 export const DESCRIBE_CLUSTER = defineApi({
   apiKey: 60,
   name: "DescribeCluster",

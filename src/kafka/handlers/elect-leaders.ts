@@ -1,0 +1,78 @@
+// ElectLeaders (43): preferred-replica or unclean leader elections, decided by the controller.
+// Kafka clients send it to the controller Metadata names; a broker that is not the controller
+// passes it on over the cluster port (ReplicationAdmin), and answers NOT_CONTROLLER only when no
+// controller can be reached. v0 has no election type (preferred) and no top-level error code.
+import { ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import {
+  type ElectionResult,
+  type ElectionTarget,
+  ElectionType,
+  MAX_ELECTION_TARGETS,
+  ReplicationAdmin,
+} from "../../core/replication-admin.ts";
+import {
+  arr,
+  errorCodeOf,
+  errorMessageOf,
+  type KafkaContext,
+  num,
+  type RequestContext,
+  str,
+} from "../context.ts";
+
+/** Results grouped by topic, topics in the order they first appear. */
+function grouped(results: readonly ElectionResult[]): Struct[] {
+  const byTopic = new Map<string, Struct[]>();
+  for (const r of results) {
+    let list = byTopic.get(r.topic);
+    if (list === undefined) byTopic.set(r.topic, list = []);
+    list.push({ partitionId: r.partition, errorCode: r.errorCode, errorMessage: r.message });
+  }
+  return [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult }));
+}
+
+export async function electLeaders(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const v = req.header.apiVersion;
+  const type = v >= 1 ? num(req.body.electionType) : ElectionType.PREFERRED;
+  const named = req.body.topicPartitions;
+  const targets: ElectionTarget[] | null = Array.isArray(named)
+    ? arr(named).flatMap((t) =>
+      (Array.isArray(t.partitionId) ? t.partitionId as unknown[] : []).map((p) => ({
+        topic: str(t.topic),
+        partition: num(p),
+      }))
+    )
+    : null;
+  // A request-wide error: top-level from v1, and on every named partition (all v0 can carry).
+  const fail = (errorCode: number, message: string): Struct => ({
+    throttleTimeMs: 0,
+    errorCode,
+    replicaElectionResults: grouped(
+      (targets ?? []).map((t) => ({ ...t, errorCode, message })),
+    ),
+  });
+  if (type !== ElectionType.PREFERRED && type !== ElectionType.UNCLEAN) {
+    return fail(ErrorCode.INVALID_REQUEST, `Unknown election type ${type}`);
+  }
+  if (targets !== null && targets.length > MAX_ELECTION_TARGETS) {
+    return fail(
+      ErrorCode.INVALID_REQUEST,
+      `at most ${MAX_ELECTION_TARGETS} partitions per request`,
+    );
+  }
+  // Nothing named: nothing to do (null, not empty, means every partition).
+  if (targets !== null && targets.length === 0) {
+    return { throttleTimeMs: 0, errorCode: 0, replicaElectionResults: [] };
+  }
+  const admin = ReplicationAdmin.of(ctx.partitions);
+  if (admin === undefined) {
+    return fail(ErrorCode.NOT_CONTROLLER, "this broker has no controller to ask");
+  }
+  try {
+    const results = await admin.electLeaders(type, targets, num(req.body.timeoutMs, 60_000));
+    return { throttleTimeMs: 0, errorCode: 0, replicaElectionResults: grouped(results) };
+  } catch (e) {
+    const code = errorCodeOf(e);
+    return fail(code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code, errorMessageOf(e));
+  }
+}

@@ -1,0 +1,41 @@
+// Deliberate bugs for the replication simulation (test/sim/replication/planted.test.ts): each
+// name flips one decision at the exact point in a replication core, so the simulator's
+// invariants can be shown to catch it. ONLY TESTS ADD NAMES; in the broker the set is always
+// empty, and every check is `planted.size !== 0 && planted.has(...)` (one property read).
+export type PlantedBug =
+  /** leader.ts: the HW is what a majority of all replicas hold, not the minimum over the ISR. */
+  | "hw-majority-of-replicas"
+  /** follower.ts: on a diverging epoch, truncate to the leader's high watermark. */
+  | "truncate-to-hw"
+  /** hw.ts: a pending ISR shrink counts for the HW before the controller commits it. */
+  | "shrink-counts-before-commit"
+  /** test/sim shell: no epoch recorded when a leader takes over (log.assignEpoch skipped). */
+  | "no-epoch-on-takeover"
+  /** elections.ts: with no live ISR member, elect any live replica (unclean although disabled). */
+  | "elect-outside-isr"
+  /** leader.ts: a follower's position counts from its log end, not what it has synced. */
+  | "position-from-log-end"
+  /** elections.ts: an ISR change is accepted whatever partition epoch it was computed from. */
+  | "isr-change-ignores-partition-epoch"
+  /** leader.ts: a follower rejoins the ISR once past the epoch start, synced or not. */
+  | "rejoin-below-hw"
+  /** follower.ts: the leader misses "same epoch, but shorter here" divergence. */
+  | "divergence-ignores-shorter-epoch"
+  /** leader.ts: any refusal drops a pending ISR addition (the bug the simulation found). */
+  | "refusal-forgets-addition";
+
+export const PLANTED_BUGS: readonly PlantedBug[] = [
+  "hw-majority-of-replicas",
+  "truncate-to-hw",
+  "shrink-counts-before-commit",
+  "no-epoch-on-takeover",
+  "elect-outside-isr",
+  "position-from-log-end",
+  "isr-change-ignores-partition-epoch",
+  "rejoin-below-hw",
+  "divergence-ignores-shorter-epoch",
+  "refusal-forgets-addition",
+];
+
+/** Mutable: tests add a name, run, and clear it. Empty in production. */
+export const planted = new Set<PlantedBug>();

@@ -1,0 +1,86 @@
+// SessionTracker (src/replication/sessions.ts): heartbeats keep a session, silence ends it, a
+// hint shortens the wait but never ends a session by itself.
+import { describe, expect, test } from "bun:test";
+import { SessionTracker } from "../../src/replication/sessions.ts";
+
+const O = { sessionTimeoutMs: 3000, heartbeatMs: 250, hintGraceMs: 750 };
+
+describe("SessionTracker", () => {
+  test("a started session is not alive before a heartbeat, and expires after a short first deadline", () => {
+    const s = new SessionTracker(O);
+    s.start([1, 2], 0);
+    expect(s.alive(1, 0)).toBe(false);
+    // min(sessionTimeout, max(1000, 4 * heartbeat)) = 1000
+    expect(s.expire(1000)).toEqual([]);
+    expect(s.expire(1001).sort()).toEqual([1, 2]);
+  });
+
+  test("a heartbeat keeps the session for sessionTimeoutMs; silence ends it, reported once", () => {
+    const s = new SessionTracker(O);
+    s.start([1], 0);
+    s.heartbeat(1, 500, 7);
+    expect(s.alive(1, 3500)).toBe(true);
+    expect(s.expire(3500)).toEqual([]);
+    expect(s.alive(1, 3501)).toBe(false);
+    expect(s.expire(3501)).toEqual([1]);
+    expect(s.expire(9999)).toEqual([]);
+    expect(s.alive(1, 3501)).toBe(false);
+  });
+
+  test("an unknown broker heartbeating gets a session", () => {
+    const s = new SessionTracker(O);
+    s.heartbeat(4, 10, 1);
+    expect(s.alive(4, 10)).toBe(true);
+  });
+
+  test("a hint shortens the deadline but does not end the session by itself", () => {
+    const s = new SessionTracker(O);
+    s.heartbeat(1, 0, 0);
+    s.hint(1, 100);
+    expect(s.alive(1, 100)).toBe(true);
+    expect(s.expire(850)).toEqual([]);
+    expect(s.expire(851)).toEqual([1]);
+  });
+
+  test("a heartbeat after a hint restores the full deadline; a hint never extends one", () => {
+    const s = new SessionTracker(O);
+    s.heartbeat(1, 0, 0);
+    s.hint(1, 100);
+    s.heartbeat(1, 200, 0);
+    expect(s.expire(3200)).toEqual([]);
+    s.hint(1, 2900); // deadline min(3200, 3650) stays 3200
+    expect(s.expire(3201)).toEqual([1]);
+    s.hint(9, 0); // unknown: nothing
+    expect(s.alive(9, 0)).toBe(false);
+  });
+
+  test("end removes a session at once", () => {
+    const s = new SessionTracker(O);
+    s.heartbeat(1, 0, 0);
+    s.end(1);
+    expect(s.alive(1, 0)).toBe(false);
+    expect(s.expire(99999)).toEqual([]);
+  });
+
+  test("the applied index never goes back; shutting down is sticky", () => {
+    const s = new SessionTracker(O);
+    s.heartbeat(1, 0, 10);
+    s.heartbeat(1, 1, 4, true);
+    expect(s.appliedIndex(1)).toBe(10);
+    expect(s.shuttingDown(1)).toBe(true);
+    s.heartbeat(1, 2, 12);
+    expect(s.appliedIndex(1)).toBe(12);
+    expect(s.shuttingDown(1)).toBe(true);
+    expect(s.lastHeartbeat(1)).toBe(2);
+    expect(s.appliedIndex(5)).toBe(-1);
+  });
+
+  test("start gives a new controller's sessions a clean slate", () => {
+    const s = new SessionTracker(O);
+    s.heartbeat(1, 0, 10, true);
+    s.start([1], 100);
+    expect(s.alive(1, 100)).toBe(false);
+    expect(s.appliedIndex(1)).toBe(-1);
+    expect(s.shuttingDown(1)).toBe(false);
+  });
+});
