@@ -479,7 +479,13 @@ export class ClusterNet {
         const reply = (r: unknown) => {
           if (!sock.destroyed) sock.write(jsonFrame(FrameKind.response, r));
         };
-        h.onRequest(v.method, v.body).then(
+        let answer: Promise<unknown>;
+        try {
+          answer = h.onRequest(v.method, v.body);
+        } catch (e) {
+          answer = Promise.reject(e);
+        }
+        answer.then(
           (body) => reply({ ok: true, body }),
           (e) => reply({ ok: false, error: e instanceof Error ? e.message : String(e) }),
         );
@@ -495,7 +501,15 @@ export class ClusterNet {
         const reply = (header: unknown, tail?: Uint8Array[]) => {
           if (!sock.destroyed) sock.write(encodeFrame(FrameKind.reply, encodeCall(header, tail)));
         };
-        h.onCall(peer.nodeId, method, body, c.tail).then(
+        // A handler that throws at once must not throw out of the socket's data event (that
+        // ends the process): it becomes an error reply like a rejected promise.
+        let answer: Promise<CallAnswer>;
+        try {
+          answer = h.onCall(peer.nodeId, method, body, c.tail);
+        } catch (e) {
+          answer = Promise.reject(e);
+        }
+        answer.then(
           (a) => reply({ id, ok: true, body: a.body }, a.tail),
           (e) => reply({ id, ok: false, error: e instanceof Error ? e.message : String(e) }),
         );

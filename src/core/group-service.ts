@@ -30,6 +30,9 @@ import {
 export const DEFAULT_OFFSETS_PARTITIONS = 16;
 
 const COORDINATOR_NOT_AVAILABLE = 15;
+const REQUEST_TIMED_OUT = 7;
+/** Kafka's offsets.commit.timeout.ms. */
+const COMMIT_TIMEOUT_MS = 5000;
 
 /** A coordinator input as a front end sends it: the service assigns the token. */
 export type GroupRequest = CoordinatorInput extends infer I
@@ -298,8 +301,22 @@ export class GroupService {
       appended = Promise.reject(e);
     }
     // Settled at once into an outcome, so a refusal (lost leadership, too few replicas) that
-    // arrives while an earlier append is still pending is never an unhandled rejection.
-    const outcome = appended.then(() => null, (e: unknown) => e ?? new Error("append failed"));
+    // arrives while an earlier append is still pending is never an unhandled rejection. Bounded
+    // as Kafka's offsets.commit.timeout.ms: a commit the replicas cannot confirm in time is
+    // answered (the client retries) rather than held while members' sessions run out.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = Promise.race([
+      appended.then(() => null, (e: unknown) => e ?? new Error("append failed")),
+      new Promise<unknown>((resolve) => {
+        timer = setTimeout(
+          () =>
+            resolve(
+              new BrokerError(REQUEST_TIMED_OUT, "the offsets commit was not replicated in time"),
+            ),
+          COMMIT_TIMEOUT_MS,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
     const prev = this.#materialiseChain.get(partition) ?? Promise.resolve();
     const next = prev.then(() => outcome).then((e) => {
       if (e === null) {

@@ -312,7 +312,7 @@ export class ReplicationAdmin {
   ): ReplicationAdmin {
     const a = new ReplicationAdmin(partitions, cluster, controller, log);
     admins.set(partitions, a);
-    cluster.handleCall("brokerSessions", () => Promise.resolve({ body: a.#localSessions() }));
+    cluster.handleCall("brokerSessions", async () => ({ body: a.#localSessions() }));
     cluster.handleCall(
       "electLeaders",
       async (_from, body) => ({ body: await a.#serveElect(body) }),

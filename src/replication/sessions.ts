@@ -15,7 +15,9 @@ export interface SessionOptions {
 export const DEFAULT_SESSIONS: SessionOptions = {
   sessionTimeoutMs: 3000,
   heartbeatMs: 250,
-  hintGraceMs: 750,
+  // Every connection of the broker closed: its process is gone (a live one keeps its Raft
+  // connection), so a short grace only covers a quick reconnect.
+  hintGraceMs: 300,
 };
 
 interface Session {
@@ -33,7 +35,7 @@ export class SessionTracker {
   /** This broker became controller: every known broker gets a (short) fresh session. */
   start(brokers: Iterable<number>, nowMs: number): void {
     this.#s.clear();
-    const first = Math.min(this.o.sessionTimeoutMs, Math.max(1000, 4 * this.o.heartbeatMs));
+    const first = Math.min(this.o.sessionTimeoutMs, Math.max(750, 3 * this.o.heartbeatMs));
     for (const id of brokers) {
       this.#s.set(id, {
         deadlineMs: nowMs + first,

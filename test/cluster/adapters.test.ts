@@ -151,3 +151,36 @@ test("SqliteRaftStorage: hard state, entries and snapshots survive a reopen", as
   expect(again.getKv("k")).toBe("v");
   again.close();
 });
+
+test("ClusterNet: a call handler that throws at once answers an error; the process lives on", async () => {
+  const net = await ClusterNet.bind("127.0.0.1", 0);
+  nets.push(net);
+  const clusterId = "X5QWGSrLTYK_8d9B5kAJwQ";
+  net.setIdentity({ clusterId, nodeId: 1, addr: `127.0.0.1:${net.port}` });
+  net.setHandlers({
+    onRaft: () => {},
+    onPeer: () => {},
+    onSwim: () => {},
+    onRequest: () => {
+      throw new Error("thrown, not rejected");
+    },
+    onCall: (_from, method) => {
+      if (method === "boom") throw new Error("thrown, not rejected");
+      return Promise.resolve({ body: { from: _from } });
+    },
+  });
+  const { PeerLink } = await import("../../src/cluster/peer-link.ts");
+  const link = new PeerLink(`127.0.0.1:${net.port}`, () => ({
+    clusterId,
+    nodeId: 7,
+    addr: "127.0.0.1:1",
+  }));
+  await expect(link.call("boom", {}, 2000)).rejects.toThrow("thrown, not rejected");
+  // The caller is the hello's node id, and the connection still serves.
+  expect((await link.call("ok", {}, 2000)).body).toEqual({ from: 7 });
+  link.close();
+  const { clusterRequest } = await import("../../src/cluster/transport.ts");
+  await expect(clusterRequest(`127.0.0.1:${net.port}`, "x", {}, 2000)).rejects.toThrow(
+    "thrown, not rejected",
+  );
+});

@@ -10,9 +10,9 @@ describe("SessionTracker", () => {
     const s = new SessionTracker(O);
     s.start([1, 2], 0);
     expect(s.alive(1, 0)).toBe(false);
-    // min(sessionTimeout, max(1000, 4 * heartbeat)) = 1000
-    expect(s.expire(1000)).toEqual([]);
-    expect(s.expire(1001).sort()).toEqual([1, 2]);
+    // min(sessionTimeout, max(750, 3 * heartbeat)) = 750
+    expect(s.expire(750)).toEqual([]);
+    expect(s.expire(751).sort()).toEqual([1, 2]);
   });
 
   test("a heartbeat keeps the session for sessionTimeoutMs; silence ends it, reported once", () => {
