@@ -333,6 +333,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     cleanups.push(() => cluster.leave());
     // Before that: partition leadership moves to in-sync replicas (controlled shutdown).
     cleanups.push(async () => {
+      replication.stopFetching();
       const moved = await session.shutdown(cfg.controlledShutdownMs);
       log.info("controlled shutdown", { leadership_moved: moved });
     });

@@ -4,9 +4,8 @@
 // may overlap; a lost connection fails the calls in flight and the next call reconnects.
 import { createConnection, type Socket } from "node:net";
 import {
+  callFramePieces,
   decodeCall,
-  encodeCall,
-  encodeFrame,
   FrameDecoder,
   FrameKind,
   type Hello,
@@ -73,7 +72,9 @@ export class PeerLink {
         this.#drop(new RequestError("timed out"));
       }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
-      sock.write(encodeFrame(FrameKind.call, encodeCall({ id, method, body }, tail)));
+      for (const piece of callFramePieces(FrameKind.call, { id, method, body }, tail)) {
+        sock.write(piece);
+      }
     });
   }
 

@@ -221,6 +221,29 @@ export interface CallAnswer {
   tail?: Uint8Array[];
 }
 
+/**
+ * A whole call or reply frame as pieces for the socket: the frame head and the JSON header in one
+ * small buffer, then the tail buffers as they are. Record bytes (a replica fetch's megabyte) are
+ * never copied into a frame buffer: the socket queues the pieces.
+ */
+export function callFramePieces(
+  kind: Kind,
+  header: unknown,
+  tail: readonly Uint8Array[] = [],
+): Uint8Array[] {
+  const h = enc.encode(JSON.stringify(header));
+  let tailLen = 0;
+  for (const t of tail) tailLen += t.length;
+  const head = new Uint8Array(6 + 4 + h.length);
+  const v = new DataView(head.buffer);
+  v.setUint32(0, 2 + 4 + h.length + tailLen);
+  head[4] = FRAME_VERSION;
+  head[5] = kind;
+  v.setUint32(6, h.length);
+  head.set(h, 10);
+  return [head, ...tail.filter((t) => t.length > 0)];
+}
+
 /** [u32 header length][JSON header][tail bytes...] */
 export function encodeCall(header: unknown, tail: readonly Uint8Array[] = []): Uint8Array {
   const h = enc.encode(JSON.stringify(header));
@@ -499,7 +522,8 @@ export class ClusterNet {
         const { id, method, body } = c.header;
         if (!Number.isSafeInteger(id) || typeof method !== "string") return false;
         const reply = (header: unknown, tail?: Uint8Array[]) => {
-          if (!sock.destroyed) sock.write(encodeFrame(FrameKind.reply, encodeCall(header, tail)));
+          if (sock.destroyed) return;
+          for (const piece of callFramePieces(FrameKind.reply, header, tail)) sock.write(piece);
         };
         // A handler that throws at once must not throw out of the socket's data event (that
         // ends the process): it becomes an error reply like a rejected promise.

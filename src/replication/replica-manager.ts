@@ -77,6 +77,7 @@ export class ReplicaManager implements ReplicationHooks {
   #checkpointing: Promise<void> | null = null;
   #canLead = false;
   #stopped = false;
+  #noFetch = false;
   #refreshQueued = false;
   /** Long-polling follower fetches, woken by any append to a partition led here. */
   readonly #appendWaiters = new Set<() => void>();
@@ -152,6 +153,16 @@ export class ReplicaManager implements ReplicationHooks {
     for (const w of [...this.#appendWaiters]) w();
   }
 
+  /**
+   * Controlled shutdown: stop copying. A broker on its way out that keeps fetching would be
+   * proposed back into the ISRs it is leaving, and a pending addition holds every acks=all write.
+   */
+  stopFetching(): void {
+    this.#noFetch = true;
+    for (const f of this.#fetchers.values()) f.stop();
+    this.#fetchers.clear();
+  }
+
   // ---- ReplicationHooks ----------------------------------------------------------------------
 
   canLead(): boolean {
@@ -212,6 +223,7 @@ export class ReplicaManager implements ReplicationHooks {
   // ---- follower side -----------------------------------------------------------------------
 
   #refreshFetchers(): void {
+    if (this.#noFetch || this.#stopped) return;
     const byLeader = new Map<number, Replica[]>();
     for (const r of this.partitions.partitions()) {
       if (r.isLeader || r.leader < 0 || r.leader === this.cluster.nodeId) continue;
