@@ -1,16 +1,20 @@
-// npm run bench [-- --quick] [-- --no-docs]: our broker side by side with NATS JetStream and Redis
-// Streams, plus the client's ceiling and the machine's limits, in one run. Prints one table of
-// ratios, writes the generated block of docs/benchmarks.md and docs/benchmarks-chart.svg.
+// npm run bench [-- --quick] [-- --no-docs] [-- --section suite|replicated|all]: our broker side by
+// side with NATS JetStream and Redis Streams, plus the client's ceiling and the machine's limits
+// ("suite"), and three of our brokers (RF 3, acks=all) against a three-server JetStream cluster
+// (R3) on the same machine ("replicated"), in one run. Prints tables of ratios, writes the
+// generated blocks of docs/benchmarks.md and docs/benchmarks-chart.svg (suite).
 // Every server it starts is stopped, also on failure or Ctrl-C.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { killAll } from "./suite/proc.ts";
+import { killAll, run } from "./suite/proc.ts";
 import {
   buildTools,
   describeMachine,
   ensurePackages,
   loadAverage,
+  type Machine,
+  type Tools,
   writeRecordFile,
 } from "./suite/setup.ts";
 import {
@@ -28,12 +32,29 @@ import {
 } from "./suite/workloads.ts";
 import { buildReport, docBlock, targetsText, textTable, writeDoc } from "./suite/report.ts";
 import { chartSvg } from "./suite/chart.ts";
+import { buildReplTools, replicated, replPlan } from "./suite/replicated.ts";
+import { buildReplReport, replDocBlock, writeReplDoc } from "./suite/repl-report.ts";
 
 const repo = join(import.meta.dir, "..", "..");
-const args = new Set(process.argv.slice(2));
-for (const a of args) {
-  if (!["--quick", "--no-docs"].includes(a)) {
-    console.error(`bench: unknown argument ${a} (use --quick, --no-docs)`);
+const SECTIONS = ["all", "suite", "replicated"] as const;
+const args = new Set<string>();
+let section: (typeof SECTIONS)[number] = "all";
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  const sec = a === "--section" ? argv[++i] : a.startsWith("--section=") ? a.slice(10) : undefined;
+  if (sec !== undefined) {
+    if (!(SECTIONS as readonly string[]).includes(sec)) {
+      console.error(`bench: unknown section ${sec} (use ${SECTIONS.join(", ")})`);
+      process.exit(2);
+    }
+    section = sec as (typeof SECTIONS)[number];
+  } else if (["--quick", "--no-docs"].includes(a)) {
+    args.add(a);
+  } else {
+    console.error(
+      `bench: unknown argument ${a} (use --quick, --no-docs, --section ${SECTIONS.join("|")})`,
+    );
     process.exit(2);
   }
 }
@@ -70,7 +91,6 @@ const plan: Plan = quick
 
 const log = (s: string) => console.log(s);
 const started = new Date();
-const t0 = performance.now();
 const loadStart = loadAverage();
 // The scratch directory holds every data dir: on the local disk (not tmpfs) so fsync means something.
 const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "bench-suite-"));
@@ -87,7 +107,12 @@ process.on("SIGINT", () => {
 });
 
 async function main(): Promise<number> {
-  log(`bench suite (${quick ? "quick" : "full"}), scratch ${dir}, load average ${loadStart}`);
+  log(
+    `bench ${section === "all" ? "suite and replicated" : section} (${
+      quick ? "quick" : "full"
+    }), ` +
+      `scratch ${dir}, load average ${loadStart}`,
+  );
   await ensurePackages(log);
   log("building the C clients and our broker…");
   const tools = await buildTools(dir, repo);
@@ -96,7 +121,15 @@ async function main(): Promise<number> {
     `machine: ${machine.cores} × ${machine.cpu}, ${machine.memGiB} GiB, ${machine.os}, disk ${machine.disk}`,
   );
   log(`versions: ${Object.entries(machine.versions).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  let errors = 0;
+  if (section !== "replicated") errors += await suite(tools, machine);
+  if (section !== "suite" && !interrupted) errors += await replicatedSection(tools, machine);
+  return errors > 0 ? 1 : 0;
+}
 
+async function suite(tools: Tools, machine: Machine): Promise<number> {
+  const t0 = performance.now();
+  const loadStart = loadAverage();
   const f100 = join(dir, "records-100.txt");
   const f1k = join(dir, "records-1k.txt");
   writeRecordFile(f100, plan.n100, 100);
@@ -127,6 +160,8 @@ async function main(): Promise<number> {
   }
   log("W6 memory and restart");
   await memoryAndRestart(ctx);
+  rmSync(f100, { force: true });
+  rmSync(f1k, { force: true });
 
   const minutes = (performance.now() - t0) / 60_000;
   const loadEnd = loadAverage();
@@ -170,7 +205,61 @@ async function main(): Promise<number> {
     );
     log(`wrote docs/benchmarks.md (suite section) and docs/${chartFile}`);
   }
-  return res.errors.length > 0 ? 1 : 0;
+  return res.errors.length;
+}
+
+/** The commit the broker was built from, and whether the work tree differed from it. */
+async function sourceDescription(): Promise<string> {
+  const git = async (a: string[]) => (await run(["git", ...a], { cwd: repo, timeoutMs: 10_000 }));
+  const head = (await git(["rev-parse", "--short", "HEAD"])).stdout.trim() || "?";
+  const dirty = (await git(["status", "--porcelain", "--", "src"])).stdout.trim() !== "";
+  return `commit ${head}${dirty ? " plus uncommitted changes under src/" : ""}`;
+}
+
+async function replicatedSection(tools: Tools, machine: Machine): Promise<number> {
+  const t0 = performance.now();
+  const loadStart = loadAverage();
+  const rplan = replPlan(quick);
+  const file = join(dir, "records-repl-100.txt");
+  writeRecordFile(file, rplan.records, 100);
+  const rtools = await buildReplTools(dir, repo, tools.broker);
+  const res = new Results();
+  log("replicated: 3 brokers (RF 3, acks=all) and 3 nats-servers (R3), one system at a time");
+  await replicated({ plan: rplan, tools: rtools, dir, file, res, log }, () => interrupted);
+  rmSync(file, { force: true });
+  const minutes = (performance.now() - t0) / 60_000;
+  const loadEnd = loadAverage();
+  const report = buildReplReport(res, rplan);
+  log("");
+  log(textTable(report.produce));
+  log("");
+  log(textTable(report.failover));
+  log("");
+  log(textTable(report.rolling));
+  log("");
+  log("replicated targets:");
+  log(targetsText(report.targets));
+  if (res.errors.length > 0) log(`\n${res.errors.length} error(s):\n${res.errors.join("\n")}`);
+  log(`\nreplicated: ${minutes.toFixed(1)} min; load average ${loadStart} → ${loadEnd}`);
+  if (!args.has("--no-docs") && !interrupted) {
+    writeReplDoc(
+      repo,
+      join(repo, "docs", "benchmarks.md"),
+      replDocBlock({
+        report,
+        machine,
+        plan: rplan,
+        started: new Date(Date.now() - (performance.now() - t0)),
+        minutes,
+        loadStart,
+        loadEnd,
+        errors: res.errors,
+        source: await sourceDescription(),
+      }),
+    );
+    log("wrote docs/benchmarks.md (replicated section)");
+  }
+  return res.errors.length;
 }
 
 let code = 1;
