@@ -214,7 +214,10 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       controller,
       log.child({ component: "session" }),
       (fenced) => replication.setCanLead(!fenced),
+      250,
+      cfg.brokerSessionTimeoutMs,
     );
+    replication.setLease(() => session.leaseValid());
     late0.session = session;
     cleanups.push(async () => {
       session.stop();

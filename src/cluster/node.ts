@@ -409,6 +409,12 @@ export class ClusterService {
     return this.#peerAddr(nodeId);
   }
 
+  /** Voters and learners of the metadata quorum (1: a lone broker). */
+  quorumSize(): number {
+    const c = this.#raft?.node.config;
+    return c === undefined ? 0 : c.voters.length + c.learners.length;
+  }
+
   /** Whether this broker leads the metadata quorum (and so runs the controller). */
   isController(): boolean {
     return this.#raft?.node.role === "leader";

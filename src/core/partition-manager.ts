@@ -70,6 +70,8 @@ export interface ReplicationHooks {
   changed(): void;
   /** Called after a leader's append (long-polling follower fetches wake). */
   appended(): void;
+  /** Whether this broker's session with the controller is confirmed recently enough to write. */
+  mayAppend(): boolean;
 }
 
 const LONE: ReplicationHooks = {
@@ -79,6 +81,7 @@ const LONE: ReplicationHooks = {
   checkpointedHw: () => 0,
   changed: () => {},
   appended: () => {},
+  mayAppend: () => true,
 };
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -439,6 +442,13 @@ export class PartitionManager {
     // Only the leader writes: a copy elsewhere would diverge from it, and readers of the leader
     // would never see these records.
     if (st === undefined || !st.isLeader) throw this.#notLeader(topic, partition);
+    if (!this.#repl.mayAppend()) {
+      // Possibly a zombie (paused past its session): a newer leader may exist already.
+      throw new BrokerError(
+        NOT_LEADER_OR_FOLLOWER,
+        `broker ${this.nodeId} has no confirmed session with the controller; not writing ${topic}-${partition} as its leader`,
+      );
+    }
     if (acks === -1 && st.isr.length < st.minInsyncReplicas) {
       throw new BrokerError(
         NOT_ENOUGH_REPLICAS,

@@ -169,6 +169,17 @@ export class ReplicaManager implements ReplicationHooks {
     return this.#canLead;
   }
 
+  #lease: () => boolean = () => true;
+
+  /** The session client's lease: a leader writes only while it is valid. */
+  setLease(fn: () => boolean): void {
+    this.#lease = fn;
+  }
+
+  mayAppend(): boolean {
+    return this.#lease();
+  }
+
   /** The controller unfenced (or fenced) this broker: leadership named in the metadata follows. */
   setCanLead(v: boolean): void {
     if (this.#canLead === v) return;

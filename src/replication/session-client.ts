@@ -13,6 +13,8 @@ export class SessionClient {
   #stopped = false;
   #fenced = true;
   #shuttingDown = false;
+  /** When the last heartbeat that the controller answered "unfenced" was sent. */
+  #confirmedAt = -Infinity;
   readonly #unfenced = Promise.withResolvers<void>();
 
   constructor(
@@ -21,6 +23,7 @@ export class SessionClient {
     readonly log: Logger,
     readonly onFenced: (fenced: boolean) => void,
     readonly heartbeatMs = 250,
+    readonly sessionTimeoutMs = 3000,
   ) {}
 
   get fenced(): boolean {
@@ -58,8 +61,24 @@ export class SessionClient {
     return (await this.#link.call(method, body, timeoutMs)).body;
   }
 
+  /**
+   * Whether this broker may act as a leader now: unfenced, and confirmed so by a heartbeat sent
+   * less than a session timeout ago. The controller ends a session no sooner than that after the
+   * heartbeat arrived, so a broker that was paused (SIGSTOP, a long stall) and may have been
+   * fenced and replaced meanwhile writes nothing as a zombie until a fresh answer says it is not.
+   */
+  leaseValid(nowMs = performance.now()): boolean {
+    // A lone broker is its own controller: no other leader can exist, whatever it stalled for.
+    if (this.#alone) return !this.#fenced;
+    return !this.#fenced && nowMs - this.#confirmedAt < this.sessionTimeoutMs;
+  }
+
+  #alone = false;
+
   async #beat(): Promise<void> {
     if (this.#stopped) return;
+    const sent = performance.now();
+    this.#alone = this.cluster.isController() && this.cluster.quorumSize() === 1;
     try {
       const r = await this.call("heartbeat", {
         appliedIndex: this.cluster.appliedIndex(),
@@ -70,7 +89,10 @@ export class SessionClient {
         this.#fenced = fenced;
         this.onFenced(fenced);
       }
-      if (!fenced) this.#unfenced.resolve();
+      if (!fenced) {
+        this.#confirmedAt = Math.max(this.#confirmedAt, sent);
+        this.#unfenced.resolve();
+      }
     } catch (e) {
       this.log.debug("heartbeat failed", { error: e instanceof Error ? e.message : String(e) });
     }
