@@ -322,7 +322,13 @@ export class MemoryPartitionLog implements PartitionLog {
     seg.maxTs = keep.reduce((m, b) => Math.max(m, b.maxTs), -1);
     seg.next = keep.length ? keep[keep.length - 1].last + 1 : seg.base;
     seg.firstTs = keep.length ? keep[0].maxTs : -1;
-    this.s.producers.truncateFrom(seg.next);
+    // Rebuilt from what is left, as the segment store reloads from a snapshot: forgetting only the
+    // cut batches would also forget the producer window before them.
+    const producers = new ProducerStateManager();
+    for (const sg of segs) {
+      for (const b of sg.batches) producers.update(readBatchHeader(b.bytes), b.base, b.maxTs);
+    }
+    this.s.producers = producers;
     this.s.epochs.truncateFromEnd(seg.next);
     return Promise.resolve();
   }

@@ -1,7 +1,7 @@
 // The segmented partition log: appends (pwrite), reads (mmap slices), lookups, retention,
 // group-committed durability and clean shutdown. Recovery lives in recovery.ts.
 import * as path from "node:path";
-import type { DecompressFn } from "../protocol/record-batch.ts";
+import type { BatchHeader, DecompressFn } from "../protocol/record-batch.ts";
 import { LeaderEpochCache } from "./epoch-cache.ts";
 import { errnoCode, type FileIO, writeFileDurable } from "./file-io.ts";
 import { GroupCommit, handled } from "./group-commit.ts";
@@ -400,6 +400,54 @@ export class SegmentPartitionLog implements PartitionLog {
     this.pruneSnapshots();
   }
 
+  /** Visit every batch header in [fromOffset, log end) without checking CRCs. */
+  forEachHeader(fromOffset: number, visit: (h: BatchHeader) => void): void {
+    for (const seg of this.segments) {
+      if (seg.nextOffset <= fromOffset || seg.isEmpty()) continue;
+      const start = seg.positionOf(Math.max(fromOffset, seg.baseOffset));
+      if (start < 0) continue;
+      seg.walk(start, seg.size, false, (h) => {
+        visit(h);
+        return null;
+      });
+    }
+  }
+
+  /**
+   * Producer state for the log as it stands: the newest usable snapshot at or below the log end,
+   * then the batch headers after it. Snapshots past the end describe bytes no longer there and
+   * go. Used on open and after a truncation, where forgetting only the cut batches would also
+   * forget what the producer window held before them (Kafka reloads from a snapshot too).
+   */
+  loadProducerState(): ProducerStateManager {
+    const io = this.deps.io;
+    const logEnd = this.logEndOffset();
+    const first = this.segments[0].baseOffset;
+    const snaps = io.readdir(this.dir).flatMap((n) => {
+      const m = /^(\d{20})\.snapshot$/.exec(n);
+      return m ? [Number(m[1])] : [];
+    }).sort((a, b) => b - a);
+    let from = first;
+    let producers = new ProducerStateManager();
+    for (const s of snaps) {
+      const file = path.join(this.dir, segmentName(s, ".snapshot"));
+      if (s > logEnd) {
+        io.unlink(file);
+        continue;
+      }
+      if (s < first) continue;
+      const b = io.readFile(file);
+      const decoded = b ? ProducerStateManager.decode(b) : null;
+      if (decoded) {
+        producers = decoded;
+        from = s;
+        break;
+      }
+    }
+    this.forEachHeader(from, (h) => producers.update(h, h.baseOffset, h.maxTimestamp));
+    return producers;
+  }
+
   /** Keep snapshots from the oldest segment's base on; older ones describe deleted data. */
   pruneSnapshots(): void {
     const oldest = this.segments[0].baseOffset;
@@ -601,7 +649,7 @@ export class SegmentPartitionLog implements PartitionLog {
       }
       const newEnd = this.logEndOffset();
       this.commit.truncated(newEnd);
-      this.producers.truncateFrom(newEnd);
+      this.producers = this.loadProducerState();
       this.epochs.truncateFromEnd(newEnd);
       this.persistEpochs();
       // The cut must be on disk before anything is appended over it.

@@ -109,14 +109,6 @@ export class ProducerStateManager {
     return n;
   }
 
-  /** Forget batches at or above `offset` (truncation); producers left empty are dropped. */
-  truncateFrom(offset: number): void {
-    for (const [pid, e] of this.entries) {
-      e.batches = e.batches.filter((b) => b.lastOffset < offset);
-      if (e.batches.length === 0) this.entries.delete(pid);
-    }
-  }
-
   clear(): void {
     this.entries.clear();
   }

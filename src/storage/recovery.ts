@@ -3,7 +3,6 @@
 // magic, CRC-32C, contiguous offsets and non-decreasing leader epochs; a bad tail is ZEROED and
 // synced (so it can never reappear), later segments are deleted, indexes rebuilt, state replayed.
 import * as path from "node:path";
-import type { BatchHeader } from "../protocol/record-batch.ts";
 import { LeaderEpochCache } from "./epoch-cache.ts";
 import {
   type Checkpoint,
@@ -12,8 +11,7 @@ import {
   type LogDeps,
   SegmentPartitionLog,
 } from "./partition-log.ts";
-import { ProducerStateManager } from "./producer-state.ts";
-import { Segment, segmentName } from "./segment.ts";
+import { Segment } from "./segment.ts";
 import type { LogConfig } from "./types.ts";
 
 function readCheckpoint(deps: LogDeps, dir: string): Checkpoint | null {
@@ -55,23 +53,6 @@ function nonZeroEnd(seg: Segment, from: number, to: number): number {
     end = p + i + 1;
   }
   return end;
-}
-
-/** Visit every batch header in [fromOffset, log end) without checking CRCs. */
-function forEachHeader(
-  log: SegmentPartitionLog,
-  fromOffset: number,
-  visit: (h: BatchHeader) => void,
-): void {
-  for (const seg of log.segments) {
-    if (seg.nextOffset <= fromOffset || seg.isEmpty()) continue;
-    const start = seg.positionOf(Math.max(fromOffset, seg.baseOffset));
-    if (start < 0) continue;
-    seg.walk(start, seg.size, false, (h) => {
-      visit(h);
-      return null;
-    });
-  }
 }
 
 export async function openSegmentLog(
@@ -160,7 +141,7 @@ export async function openSegmentLog(
   if (!epochs) {
     epochs = new LeaderEpochCache();
     const e = epochs;
-    forEachHeader(log, 0, (h) => {
+    log.forEachHeader(0, (h) => {
       if (h.baseOffset < scanStartOffset) e.assign(h.partitionLeaderEpoch, h.baseOffset);
     });
   }
@@ -224,29 +205,7 @@ export async function openSegmentLog(
   while (segs.length > 1 && segs[0].nextOffset <= log.logStart) segs.shift()!.deleteFiles();
   epochs.truncateFromEnd(logEnd);
   epochs.truncateFromStart(log.logStart);
-  // Producer state: newest usable snapshot at or below the log end, then replay headers.
-  const snaps = io.readdir(dir).flatMap((n) => {
-    const m = /^(\d{20})\.snapshot$/.exec(n);
-    return m ? [Number(m[1])] : [];
-  }).sort((a, b) => b - a);
-  let from = segs[0].baseOffset;
-  let producers = new ProducerStateManager();
-  for (const s of snaps) {
-    if (s > logEnd) {
-      io.unlink(path.join(dir, segmentName(s, ".snapshot")));
-      continue;
-    }
-    if (s < segs[0].baseOffset) continue;
-    const b = io.readFile(path.join(dir, segmentName(s, ".snapshot")));
-    const decoded = b ? ProducerStateManager.decode(b) : null;
-    if (decoded) {
-      producers = decoded;
-      from = s;
-      break;
-    }
-  }
-  forEachHeader(log, from, (h) => producers.update(h, h.baseOffset, h.maxTimestamp));
-  log.producers = producers;
+  log.producers = log.loadProducerState();
   // Everything now in the log is verified; make it durable before claiming it in a checkpoint.
   if (!clean) await Promise.all(segs.map((s) => s.handle.fdatasync()));
   if (log.needDirSync) {

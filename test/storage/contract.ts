@@ -293,6 +293,26 @@ export function logStoreContract(f: StoreFactory): void {
       await store.closeAll();
     });
 
+    test("truncation keeps the producer window from before the cut", async () => {
+      // A follower cut back to its new leader: the batches it kept still tell a retried batch
+      // from a new one, even when every batch of the cached window was above the cut.
+      const { store, log } = await setup({ segmentBytes: 250 });
+      const p = { producerId: 42, producerEpoch: 0 };
+      for (let i = 0; i < 10; i++) {
+        log.append(batch({ ...p, baseSequence: i, valueSize: 40 }), { leaderEpoch: 1 });
+      }
+      await log.truncateTo(5);
+      expect(log.logEndOffset()).toBe(5);
+      expect(log.producerState(42)!.batches.map((b) => b.lastSeq)).toContain(4);
+      const retry = log.append(batch({ ...p, baseSequence: 4, valueSize: 40 }), { leaderEpoch: 2 });
+      expect([retry.duplicate, retry.baseOffset]).toEqual([true, 4]);
+      expect(() => log.append(batch({ ...p, baseSequence: 7 }), { leaderEpoch: 2 })).toThrow(
+        OutOfOrderSequenceError,
+      );
+      expect(log.append(batch({ ...p, baseSequence: 5 }), { leaderEpoch: 2 }).baseOffset).toBe(5);
+      await store.closeAll();
+    });
+
     test("truncateTo at the log end drops an epoch recorded there with no data", async () => {
       const { store, log } = await setup();
       log.append(batch({ count: 2 }), { leaderEpoch: 1 });
