@@ -415,6 +415,26 @@ export class ClusterService {
     return c === undefined ? 0 : c.voters.length + c.learners.length;
   }
 
+  /**
+   * Whether this broker still leads the metadata quorum, confirmed by a majority now (a Raft
+   * read-index round), not just remembered: a controller paused past an election believes it
+   * leads until it hears otherwise. False when the round fails or takes over `timeoutMs`.
+   */
+  async confirmController(timeoutMs: number): Promise<boolean> {
+    const raft = this.#raft;
+    if (raft === undefined || !this.isController()) return false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      const ok = await Promise.race([raft.readBarrier().then(() => true, () => false), expired]);
+      return ok && this.isController();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Whether this broker leads the metadata quorum (and so runs the controller). */
   isController(): boolean {
     return this.#raft?.node.role === "leader";

@@ -43,6 +43,11 @@ export class SessionClient {
   async call(method: string, body: unknown, timeoutMs = 3000): Promise<unknown> {
     if (this.cluster.isController()) {
       const self = this.cluster.nodeId;
+      // Answering its own heartbeat, a controller must first know it still is one: resumed
+      // after a pause, it would otherwise confirm its own lease and write as a zombie.
+      if (method === "heartbeat" && !(await this.cluster.confirmController(timeoutMs))) {
+        throw new Error("no longer the controller");
+      }
       const r = method === "heartbeat"
         ? await this.controller.heartbeat(self, body)
         : method === "alterPartition"

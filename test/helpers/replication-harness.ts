@@ -602,7 +602,11 @@ export class Group {
       rebalanceTimeout: 15_000,
       heartbeatInterval: 500,
       maxWaitTimeInMs: 250,
-      retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 },
+      // kafkajs's default retries (5). kafkajs retries consumer.commitOffsets against the
+      // coordinator it found at its last join, never looking it up again, and sends no heartbeat
+      // meanwhile: once the coordinator moves, each commit fails only after its retries ran out,
+      // and only then does a heartbeat's NOT_COORDINATOR (or a restart) send the member to the
+      // new one. 30 retries held a member ~26 s per commit, past its session timeout.
     });
     c.on(c.events.GROUP_JOIN, (e) => {
       const a = e.payload.memberAssignment[TOPIC] ?? [];
