@@ -231,6 +231,7 @@ export class ClusterService {
         return h(from, body, tail);
       },
       onPeerClosed: (id) => {
+        this.#raft?.hintPeerGone(id);
         for (const fn of this.#peerClosed) fn(id);
       },
     });
@@ -410,6 +411,11 @@ export class ClusterService {
   }
 
   /** Voters and learners of the metadata quorum (1: a lone broker). */
+  /** Whether `id` holds a connection to this broker now (see ClusterNet.peerConnected). */
+  peerConnected(id: number): boolean {
+    return this.#net.peerConnected(id);
+  }
+
   quorumSize(): number {
     const c = this.#raft?.node.config;
     return c === undefined ? 0 : c.voters.length + c.learners.length;

@@ -286,6 +286,11 @@ export class ClusterNet {
   #inbound = new Set<Socket>();
   /** Open inbound connections per peer node (after its hello). */
   #peerConns = new Map<number, number>();
+
+  /** Whether `nodeId` holds a connection to this node now (a live peer keeps its Raft one). */
+  peerConnected(nodeId: number): boolean {
+    return (this.#peerConns.get(nodeId) ?? 0) > 0;
+  }
   #handlers: NetHandlers | undefined;
   #hello: Hello | undefined;
   #closed = false;

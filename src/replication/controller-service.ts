@@ -121,7 +121,11 @@ export class ControllerService {
     if (term !== this.#term) {
       this.#term = term;
       // A new controller: every broker gets a fresh (short) session; live ones heartbeat at once.
-      this.sessions.start(this.meta.listBrokers().map((b) => b.nodeId), performance.now());
+      this.sessions.start(
+        this.meta.listBrokers().map((b) => b.nodeId),
+        performance.now(),
+        (id) => !this.cluster.peerConnected(id),
+      );
       this.log.info("controller started", { term });
     }
     return true;

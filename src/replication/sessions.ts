@@ -30,15 +30,30 @@ interface Session {
 
 export class SessionTracker {
   readonly #s = new Map<number, Session>();
+  /** The last hint about each broker, kept while not controller too (see start). */
+  readonly #hintedAt = new Map<number, number>();
   constructor(readonly o: SessionOptions = DEFAULT_SESSIONS) {}
 
-  /** This broker became controller: every known broker gets a (short) fresh session. */
-  start(brokers: Iterable<number>, nowMs: number): void {
+  /**
+   * This broker became controller: every known broker gets a (short) fresh session. One this
+   * broker saw go (a hint within the session timeout) and `gone` still says is gone (no
+   * connection from it now) keeps the hint's deadline: a controller elected because the old
+   * one died fences it at once instead of waiting out the first deadline.
+   */
+  start(
+    brokers: Iterable<number>,
+    nowMs: number,
+    gone: (id: number) => boolean = () => false,
+  ): void {
     this.#s.clear();
     const first = Math.min(this.o.sessionTimeoutMs, Math.max(750, 3 * this.o.heartbeatMs));
     for (const id of brokers) {
+      const hinted = this.#hintedAt.get(id);
+      const early = hinted !== undefined && nowMs - hinted < this.o.sessionTimeoutMs && gone(id)
+        ? hinted + this.o.hintGraceMs
+        : Infinity;
       this.#s.set(id, {
-        deadlineMs: nowMs + first,
+        deadlineMs: Math.min(nowMs + first, early),
         lastHeartbeatMs: -1,
         appliedIndex: -1,
         shuttingDown: false,
@@ -59,6 +74,7 @@ export class SessionTracker {
 
   /** A sign the broker may be gone (connection closed, gossip suspicion). */
   hint(id: number, nowMs: number): void {
+    this.#hintedAt.set(id, nowMs);
     const s = this.#s.get(id);
     if (s === undefined) return;
     s.deadlineMs = Math.min(s.deadlineMs, nowMs + this.o.hintGraceMs);

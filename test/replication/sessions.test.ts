@@ -54,6 +54,25 @@ describe("SessionTracker", () => {
     expect(s.alive(9, 0)).toBe(false);
   });
 
+  test("a new controller keeps the hint about a broker still gone, not one that came back", () => {
+    const s = new SessionTracker(O);
+    // Hints seen before this broker became controller (the old controller died at 1000).
+    s.hint(1, 1000);
+    s.hint(2, 1000);
+    s.hint(3, 1000 - 3000); // older than a session timeout: ignored
+    s.start([1, 2, 3], 1600, (id) => id !== 2); // 2 has reconnected
+    expect(s.expire(1750)).toEqual([]);
+    expect(s.expire(1751)).toEqual([1]); // 1000 + grace 750
+    expect(s.expire(2350)).toEqual([]); // first deadline 1600 + 750
+    expect(s.expire(2351).sort()).toEqual([2, 3]);
+    // Without a gone test, hints do not shorten a fresh session.
+    const t = new SessionTracker(O);
+    t.hint(1, 0);
+    t.start([1], 100);
+    expect(t.expire(850)).toEqual([]);
+    expect(t.expire(851)).toEqual([1]);
+  });
+
   test("end removes a session at once", () => {
     const s = new SessionTracker(O);
     s.heartbeat(1, 0, 0);

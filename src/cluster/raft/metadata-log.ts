@@ -155,6 +155,14 @@ export class RaftMetadataLog implements MetadataLog {
     return r.ok;
   }
 
+  /** The transport saw every connection from `id` close (see RaftNode.hintPeerGone). */
+  hintPeerGone(id: number): void {
+    if (this.#closed || this.#fatal) return;
+    this.#node.tick(this.#clock.now());
+    this.#node.hintPeerGone(id);
+    this.#kick();
+  }
+
   /** Runs an election now (the only voter need not wait out an election timeout). */
   campaignNow(): void {
     if (this.#closed || this.#fatal) return;

@@ -221,6 +221,21 @@ export class RaftNode {
     } else this.#events.push({ type: "readFailed", ctx, reason: "no leader" });
   }
 
+  /**
+   * A hint from the shell that `id` is gone (every connection from it closed, as when its
+   * process dies). When it is this follower's leader, the lease is dropped and the election
+   * comes within a few heartbeats instead of a full timeout; the random wait keeps two followers
+   * told at once from splitting the vote. Harmless when wrong: the pre-vote is refused by every
+   * voter still hearing from a live leader. Without pre-vote and check-quorum it does nothing.
+   */
+  hintPeerGone(id: NodeId): void {
+    if (!this.opts.preVote || !this.opts.checkQuorum) return;
+    if (this.#role !== "follower" || this.#leader !== id) return;
+    this.#lastLeaderContact = -Infinity;
+    const early = this.#now + Math.floor(this.#rng.next() * 3 * this.opts.heartbeatMs);
+    this.#electionDeadline = Math.min(this.#electionDeadline, early);
+  }
+
   /** Campaigns now, not at the election deadline (the shell does so for a lone voter). */
   campaignNow(): void {
     if (this.#role === "leader" || !isVoter(this.log.config(), this.id)) return;

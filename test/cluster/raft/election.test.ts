@@ -102,6 +102,37 @@ describe("pre-vote and CheckQuorum", () => {
     expect(others.some((n) => n.role === "leader")).toBe(true);
   });
 
+  test("a hint that the leader is gone brings the election within a few heartbeats", () => {
+    const h = new Harness([1, 2, 3]);
+    h.run(3000);
+    const l = h.leader();
+    const rest = [1, 2, 3].filter((i) => i !== l.id);
+    h.isolate(l.id); // its process died: every connection from it closed
+    const t0 = h.now;
+    for (const id of rest) h.node(id).hintPeerGone(l.id);
+    while (h.now - t0 < 5000 && !rest.some((id) => h.node(id).role === "leader")) h.run(10);
+    // Without the hint: at least one election timeout (1000 ms) of silence first.
+    expect(h.now - t0).toBeLessThan(500);
+    expect(rest.filter((id) => h.node(id).role === "leader").length).toBe(1);
+  });
+
+  test("a wrong hint (the leader is alive) changes no term and no leader", () => {
+    const h = new Harness([1, 2, 3]);
+    h.run(3000);
+    const l = h.leader();
+    const term = l.term;
+    const f = [1, 2, 3].find((i) => i !== l.id)!;
+    h.node(f).hintPeerGone(l.id);
+    h.run(2000);
+    expect(h.leader().id).toBe(l.id);
+    expect(h.leader().term).toBe(term);
+    // A hint about a peer that is not the leader does nothing either.
+    const other = [1, 2, 3].find((i) => i !== l.id && i !== f)!;
+    h.node(f).hintPeerGone(other);
+    h.run(2000);
+    expect(h.leader().term).toBe(term);
+  });
+
   test("voters that hear from a leader ignore higher-term campaigns (lease)", () => {
     const h = new Harness([1, 2, 3]);
     h.run(3000);
