@@ -8,7 +8,6 @@
 import type { ClusterService, FollowerPosition, PartitionStats } from "../cluster/node.ts";
 import type { Logger } from "../log.ts";
 import { MetaError } from "../meta/index.ts";
-import type { MetadataRecord } from "../meta/records.ts";
 import type { PartitionInfo, TopicInfo } from "../meta/store.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import type { ControllerCounters } from "../replication/controller-service.ts";
@@ -20,6 +19,7 @@ import {
   preferredElections,
 } from "../replication/elections.ts";
 import type { Replica } from "../replication/replica.ts";
+import { partitionChangeRecord } from "../replication/change-record.ts";
 import type { SessionTracker } from "../replication/sessions.ts";
 import type { PartitionManager } from "./partition-manager.ts";
 
@@ -174,20 +174,6 @@ export function planElections(
     results.push({ ...target, errorCode: 0, message: null });
   }
   return { results, changes };
-}
-
-function recordOf(c: PartitionChange): MetadataRecord {
-  const rec: MetadataRecord = {
-    type: "PartitionChanged",
-    topicId: c.topicId,
-    partition: c.partition,
-    partitionEpoch: c.partitionEpoch,
-    reason: c.reason,
-  };
-  if (c.leader !== undefined) rec.leader = c.leader;
-  if (c.leaderEpoch !== undefined) rec.leaderEpoch = c.leaderEpoch;
-  if (c.isr !== undefined) rec.isr = c.isr;
-  return rec;
 }
 
 // ---- broker sessions -------------------------------------------------------------------------
@@ -481,7 +467,7 @@ export class ReplicationAdmin {
     const stale: number[] = [];
     await Promise.all([...plan.changes].map(async ([i, c]) => {
       try {
-        await this.cluster.appendAsController(recordOf(c));
+        await this.cluster.appendAsController(partitionChangeRecord(c));
         this.adminElections++;
         this.log.info("leader elected", {
           topic: plan.results[i].topic,

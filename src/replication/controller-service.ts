@@ -7,7 +7,6 @@
 import type { ClusterService } from "../cluster/node.ts";
 import type { Logger } from "../log.ts";
 import type { MetadataStore } from "../meta/index.ts";
-import type { MetadataRecord } from "../meta/records.ts";
 import {
   checkIsrChange,
   onFenced,
@@ -18,6 +17,7 @@ import {
   preferredElections,
 } from "./elections.ts";
 import { DEFAULT_SESSIONS, type SessionOptions, SessionTracker } from "./sessions.ts";
+import { partitionChangeRecord } from "./change-record.ts";
 import { OFFSETS_TOPIC } from "../groups/index.ts";
 
 /** The replication factor __consumer_offsets grows to once the cluster has that many brokers. */
@@ -191,17 +191,7 @@ export class ControllerService {
   async #apply(changes: PartitionChange[]): Promise<number> {
     let ok = 0;
     await Promise.all(changes.map(async (c) => {
-      const rec: MetadataRecord = {
-        type: "PartitionChanged",
-        topicId: c.topicId,
-        partition: c.partition,
-        partitionEpoch: c.partitionEpoch,
-        reason: c.reason,
-      };
-      if (c.leader !== undefined) rec.leader = c.leader;
-      if (c.leaderEpoch !== undefined) rec.leaderEpoch = c.leaderEpoch;
-      if (c.isr !== undefined) rec.isr = c.isr;
-      if (c.replicas !== undefined) rec.replicas = c.replicas;
+      const rec = partitionChangeRecord(c);
       try {
         await this.cluster.appendAsController(rec);
         ok++;
