@@ -6,6 +6,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { MetaError } from "./errors.ts";
 import type { MetadataRecord, PartitionAssignment } from "./records.ts";
+import { changedPartition, checkReplicas } from "./partition-rules.ts";
 import * as s from "./schema.ts";
 import { topicNamesCollide, unifyCollisionChars, validateTopicName } from "./topic-names.ts";
 import { validateTopicConfig, validateTopicConfigs } from "./topic-configs.ts";
@@ -37,35 +38,6 @@ function fencedBrokers(db: MetaConn): Set<number> {
     db.select({ id: s.brokers.nodeId }).from(s.brokers).where(eq(s.brokers.fenced, true)).all()
       .map((b) => b.id),
   );
-}
-
-function checkReplicas(
-  known: Set<number>,
-  replicas: number[],
-  isr: number[],
-  leader: number,
-  what: string,
-) {
-  if (replicas.length === 0) {
-    throw new MetaError("INVALID_REPLICA_ASSIGNMENT", `${what}: no replicas`);
-  }
-  for (const r of replicas) {
-    if (!known.has(r)) {
-      throw new MetaError("INVALID_REPLICA_ASSIGNMENT", `${what}: broker ${r} is not registered`);
-    }
-  }
-  if (isr.some((i) => !replicas.includes(i))) {
-    throw new MetaError(
-      "INVALID_REPLICA_ASSIGNMENT",
-      `${what}: ISR is not a subset of the replicas`,
-    );
-  }
-  if (leader !== -1 && !isr.includes(leader)) {
-    throw new MetaError(
-      "INVALID_REPLICA_ASSIGNMENT",
-      `${what}: leader ${leader} is not in the ISR`,
-    );
-  }
 }
 
 function insertPartitions(
@@ -204,51 +176,15 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
           `Unknown partition ${t.name}-${r.partition}`,
         );
       }
-      if (r.partitionEpoch !== undefined && r.partitionEpoch !== p.partitionEpoch) {
-        throw new MetaError(
-          "INVALID_UPDATE_VERSION",
-          `${t.name}-${r.partition}: partition epoch ${r.partitionEpoch} is stale (now ${p.partitionEpoch})`,
-        );
-      }
-      const next = {
-        leader: r.leader ?? p.leader,
-        leaderEpoch: r.leaderEpoch ?? p.leaderEpoch,
-        isr: r.isr ?? p.isr,
-        replicas: r.replicas ?? p.replicas,
-      };
-      if (next.leaderEpoch < p.leaderEpoch) {
-        throw new MetaError(
-          "INVALID_REQUEST",
-          `${t.name}-${r.partition}: leader epoch went backwards`,
-        );
-      }
-      if (next.leader !== p.leader && next.leaderEpoch === p.leaderEpoch) {
-        throw new MetaError(
-          "INVALID_REQUEST",
-          `${t.name}-${r.partition}: new leader needs a new epoch`,
-        );
-      }
-      checkReplicas(
+      let fenced: Set<number> | undefined;
+      const next = changedPartition(
+        p,
+        r,
         registeredBrokers(db),
-        next.replicas,
-        next.isr,
-        next.leader,
+        { has: (id) => (fenced ??= fencedBrokers(db)).has(id) },
         `${t.name}-${r.partition}`,
       );
-      if (next.leader !== -1) {
-        // An online partition: no fenced broker leads it or counts in its ISR. (An offline one
-        // keeps its last ISR, fenced, as the replicas known to hold every committed record.)
-        const fenced = fencedBrokers(db);
-        const bad = next.isr.find((id) => fenced.has(id));
-        if (bad !== undefined) {
-          throw new MetaError(
-            "INELIGIBLE_REPLICA",
-            `${t.name}-${r.partition}: broker ${bad} is fenced and cannot lead or be in the ISR`,
-          );
-        }
-      }
-      db.update(s.partitions).set({ ...next, partitionEpoch: p.partitionEpoch + 1 }).where(where)
-        .run();
+      db.update(s.partitions).set(next).where(where).run();
       return;
     }
     case "TopicConfigChanged": {

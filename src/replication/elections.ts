@@ -49,7 +49,9 @@ function withLeader(
   };
   if (leader !== p.leader) {
     c.leader = leader;
-    c.leaderEpoch = p.leaderEpoch + 1;
+    c.leaderEpoch = planted.size !== 0 && planted.has("election-keeps-leader-epoch")
+      ? p.leaderEpoch
+      : p.leaderEpoch + 1;
   }
   return c;
 }

@@ -22,7 +22,18 @@ export type PlantedBug =
   /** follower.ts: the leader misses "same epoch, but shorter here" divergence. */
   | "divergence-ignores-shorter-epoch"
   /** leader.ts: any refusal drops a pending ISR addition (the bug the simulation found). */
-  | "refusal-forgets-addition";
+  | "refusal-forgets-addition"
+  /** elections.ts: a new leader keeps the partition's leader epoch (no bump). */
+  | "election-keeps-leader-epoch"
+  /**
+   * test/sim controller shell (ControllerService.#apply): the controller's own partition
+   * changes (elections, fencing) are written without the partition epoch they were computed
+   * from, so apply cannot refuse one computed from a stale view (a new controller that has not
+   * applied its predecessor's last records, a deposed controller's record committed late).
+   */
+  | "decision-without-partition-epoch"
+  /** test/sim controller shell: an accepted AlterPartition is written without its partition epoch. */
+  | "alter-without-partition-epoch";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "hw-majority-of-replicas",
@@ -35,6 +46,9 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "rejoin-below-hw",
   "divergence-ignores-shorter-epoch",
   "refusal-forgets-addition",
+  "election-keeps-leader-epoch",
+  "decision-without-partition-epoch",
+  "alter-without-partition-epoch",
 ];
 
 /** Mutable: tests add a name, run, and clear it. Empty in production. */

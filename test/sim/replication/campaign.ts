@@ -1,4 +1,7 @@
 // The replication campaign for scripts/sim.ts (registered in src/cluster/sim/campaigns.ts).
+// REPLICATION_SIM_NO_REPAIR=1 runs the controller as ControllerService is (without the election
+// repair, see docs/replication-sim.md); REPLICATION_SIM_STRIKE_FENCES=1 also strikes the
+// controller right after it proposes a BrokerFenced record.
 import type { Campaign } from "../../../src/cluster/sim/campaigns.ts";
 import { runReplicationSeed } from "./scenario.ts";
 
@@ -13,6 +16,12 @@ export const campaign: Campaign = {
     "isrExpands",
     "truncations",
     "acked",
+    "controllerTakeovers",
   ],
-  runSeed: (seed, o) => runReplicationSeed(seed, { log: o.verbose ? o.log : undefined }),
+  runSeed: (seed, o) =>
+    runReplicationSeed(seed, {
+      log: o.verbose ? o.log : undefined,
+      strikeFences: process.env.REPLICATION_SIM_STRIKE_FENCES === "1",
+      repairElections: process.env.REPLICATION_SIM_NO_REPAIR !== "1",
+    }),
 };

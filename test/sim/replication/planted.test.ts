@@ -1,7 +1,7 @@
 // The simulator must catch real mistakes: each planted bug (src/replication/planted.ts) flips
-// one decision in a replication core (or, for the takeover epoch, in this model's shell), and
-// the seeds run until the first invariant violation. The table printed here is the one in
-// docs/replication-sim.md.
+// one decision in a replication core (or, for the takeover epoch and the controller's records,
+// in this model's shells), and the seeds run until the first invariant violation. The table
+// printed here is the one in docs/replication-sim.md.
 import { afterEach, expect, test } from "bun:test";
 import { planted, type PlantedBug } from "../../../src/replication/planted.ts";
 import { runReplicationSeed } from "./scenario.ts";
@@ -15,12 +15,21 @@ const CAUGHT: [PlantedBug, number, RegExp][] = [
   ["elect-outside-isr", 200, /^\(5\)|^\(1\)/],
   ["position-from-log-end", 300, /^\(1\)|^\(3\)/],
   ["rejoin-below-hw", 400, /^\(1\)|^\(3\)/],
-  ["divergence-ignores-shorter-epoch", 200, /^\(2\)|^\(1\)|^\(3\)/],
-  ["refusal-forgets-addition", 600, /^\(1\)|^\(2\)|^\(3\)/],
+  // A diverged follower never repaired also never rejoins the ISR (liveness).
+  ["divergence-ignores-shorter-epoch", 200, /^\(2\)|^\(1\)|^\(3\)|liveness/],
+  // Rare now: the lease stops a resumed zombie's new writes, and metadata reaches leaders by
+  // Raft at once; it takes an AlterPartition call timing out while its record commits late.
+  ["refusal-forgets-addition", 2500, /^\(1\)|^\(2\)|^\(3\)/],
+  ["election-keeps-leader-epoch", 50, /^\(5\)/],
+  // Needs a controller deciding from a view without its predecessor's last records.
+  ["decision-without-partition-epoch", 2000, /^\(5\)|^\(1\)|^\(2\)|^\(3\)/],
 ];
 
 /** Not caught by this model within the budget (see the doc): reported, not asserted. */
-const UNCAUGHT: [PlantedBug, number][] = [["isr-change-ignores-partition-epoch", 300]];
+const UNCAUGHT: [PlantedBug, number][] = [
+  ["isr-change-ignores-partition-epoch", 200],
+  ["alter-without-partition-epoch", 200],
+];
 
 function firstFailure(
   bug: PlantedBug,
@@ -48,14 +57,14 @@ for (const [bug, budget, expected] of CAUGHT) {
     rows.push(`| \`${bug}\` | ${r?.seed ?? `not in ${budget}`} | ${r?.failure ?? ""} |`);
     expect(r).toBeDefined();
     expect(r!.failure).toMatch(expected);
-  }, 60_000);
+  }, 120_000);
 }
 
 for (const [bug, budget] of UNCAUGHT) {
   test(`planted bug "${bug}" (not caught by this model; reported)`, () => {
     const r = firstFailure(bug, budget);
     rows.push(`| \`${bug}\` | ${r?.seed ?? `not in ${budget}`} | ${r?.failure ?? ""} |`);
-  }, 60_000);
+  }, 120_000);
 }
 
 test("no planted bug leaks: the set is empty and a clean seed passes", () => {

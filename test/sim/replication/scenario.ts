@@ -1,11 +1,13 @@
-// One seeded run of the replication model (cluster.ts): 3 brokers, a controller, two idempotent
-// acks=all producers and a consumer. CHAOS_MS of faults (crashes that lose unsynced bytes,
-// process pauses, symmetric partitions and one-way loss between brokers and between a broker
-// and the controller, loss, duplication, delay), then everything heals: within
-// LIVENESS_BOUND_MS a leader must serve with the whole ISR, every replica holding its log. The
-// invariants (cluster.ts, Checker) are checked at every step and at the end.
+// One seeded run of the replication model (cluster.ts): 3 brokers that are also the metadata
+// quorum (one of them the controller), two idempotent acks=all producers and a consumer.
+// CHAOS_MS of faults (crashes that lose unsynced bytes, process pauses, symmetric partitions and
+// one-way loss between brokers and between a broker and the controller, loss, duplication,
+// delay), a third of them aimed at the controller's broker, then everything heals: within
+// LIVENESS_BOUND_MS a leader must serve with the whole ISR, every replica holding its log and
+// every broker the same metadata. The invariants (checker.ts) are checked at every step and at
+// the end.
 import type { SeedOutcome } from "../../../src/cluster/sim/index.ts";
-import { BROKERS, CONTROLLER, InvariantError, ReplicationCluster } from "./cluster.ts";
+import { BROKERS, InvariantError, ReplicationCluster } from "./cluster.ts";
 
 export const CHAOS_MS = 8000;
 /** After the heal (and the producers' last batch), the cluster settles within this. */
@@ -15,10 +17,22 @@ const END_MS = PRODUCE_UNTIL_MS + LIVENESS_BOUND_MS;
 
 export interface ReplicationRunOptions {
   log?: (line: string) => void;
+  /**
+   * Also strike the controller right after it proposes a BrokerFenced record, between a fence
+   * (or unfence) and the elections that follow it: shows the gap described in the doc
+   * (REPLICATION_SIM_STRIKE_FENCES=1 turns it on for scripts/sim.ts).
+   */
+  strikeFences?: boolean;
+  /**
+   * Controllers redo the elections a failed controller's fence or unfence left undone (default
+   * true). ControllerService does not (see the doc): false runs the production behaviour
+   * (REPLICATION_SIM_NO_REPAIR=1 for scripts/sim.ts).
+   */
+  repairElections?: boolean;
 }
 
 export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}): SeedOutcome {
-  const c = new ReplicationCluster(seed);
+  const c = new ReplicationCluster(seed, o.repairElections ?? true);
   c.trace = o.log;
   const rng = c.rng.fork();
   c.fsyncMaxMs = rng.int(5, 60);
@@ -42,9 +56,18 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
 
   const fault = () => {
     const r = rng.next();
-    const up = BROKERS.filter((id) => c.brokers.get(id)!.up);
+    const up: number[] = BROKERS.filter((id) => c.brokers.get(id)!.up);
     if (up.length === 0) return;
-    const x = rng.pick(up);
+    // A quarter of the faults hit the controller's broker (a crash or pause is a failover), a
+    // quarter the partition's leader (a pause makes a zombie), the rest any broker.
+    const ctl = c.controller();
+    const led = c.latest().part.leader;
+    const aim = rng.next();
+    const x = aim < 0.25 && up.includes(ctl)
+      ? ctl
+      : aim < 0.5 && up.includes(led)
+      ? led
+      : rng.pick(up);
     if (r < 0.2) {
       c.crash(x, rng.int(50, 2000));
     } else if (r < 0.3) {
@@ -57,15 +80,17 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
       c.counts.partitions++;
       const others = BROKERS.filter((id) => id !== x);
       const y = rng.pick(others);
+      // "The controller" seen from x: the current one, or another broker if x is it.
+      const z = ctl >= 0 && ctl !== x ? ctl : rng.pick(others);
       const pairs: [number, number][] = [];
       const both = (a: number, b: number) => pairs.push([a, b], [b, a]);
       const kind = rng.int(0, 6);
       if (kind === 0) {
-        for (const z of [CONTROLLER, ...others]) both(x, z); // isolated from the cluster
-      } else if (kind === 1) both(x, CONTROLLER);
+        for (const o of others) both(x, o); // isolated from the cluster
+      } else if (kind === 1) both(x, z);
       else if (kind === 2) both(x, y);
-      else if (kind === 3) pairs.push([x, CONTROLLER]);
-      else if (kind === 4) pairs.push([CONTROLLER, x]);
+      else if (kind === 3) pairs.push([x, z]);
+      else if (kind === 4) pairs.push([z, x]);
       else pairs.push([x, y]);
       blocks.push({ pairs, until: c.now + rng.int(200, 2500) });
       c.log(`block ${pairs.map(([a, b]) => `${a}>${b}`).join(" ")}`);
@@ -74,14 +99,29 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
       lossy();
     } else {
       // A slow link: messages wait up to a second and a half, and overtake each other.
-      const ends = [CONTROLLER, ...BROKERS];
-      const a = rng.pick(ends);
-      const b = rng.pick(ends.filter((z) => z !== a));
+      const a = rng.pick(BROKERS);
+      const b = rng.pick(BROKERS.filter((z) => z !== a));
       const key = `${a}>${b}`;
       c.slow.set(key, rng.int(200, 1500));
       c.log(`slow link ${key}`);
       c.at(c.now + rng.int(500, 3000), () => c.slow.delete(key));
     }
+  };
+
+  // A controller struck right after it proposed a decision: its record may be on a follower
+  // but not known committed there, so the next controller decides from a view without it and
+  // the record commits under the next term (a deposed controller's decision, committed late).
+  let chaos = true;
+  c.proposed = (id, r) => {
+    if (!chaos || !rng.chance(0.3)) return;
+    if (r.type !== "PartitionChanged" && !(o.strikeFences && r.type === "BrokerFenced")) return;
+    const crash = rng.chance(0.5);
+    c.at(c.now + rng.int(2, 25), () => {
+      c.log(`strike controller ${id} after its proposal (${crash ? "crash" : "pause"})`);
+      c.counts.controllerStrikes++;
+      if (crash) c.crash(id, rng.int(50, 2000));
+      else c.pause(id, rng.int(100, 2000));
+    });
   };
 
   let failure: string | undefined;
@@ -92,6 +132,7 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
     while (t < CHAOS_MS) {
       t = Math.min(CHAOS_MS, t + 50);
       c.runUntil(t);
+      c.watchFenced(50);
       expireBlocks();
       if (t >= nextFault) {
         fault();
@@ -99,6 +140,7 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
       }
     }
     // Heal: the network, every paused and crashed broker.
+    chaos = false;
     blocks.length = 0;
     c.slow.clear();
     c.net.heal();
@@ -110,7 +152,7 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
     }
     c.log("healed");
     c.runUntil(PRODUCE_UNTIL_MS);
-    c.producing = false;
+    c.clients.producing = false;
     for (t = PRODUCE_UNTIL_MS; t < END_MS; t += 50) {
       c.runUntil(t);
       const why = c.settled();
@@ -129,6 +171,9 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
     failure,
     counts: c.counts,
     simulatedMs: c.now,
-    measures: { settleMs: settledAt < 0 ? -1 : settledAt - PRODUCE_UNTIL_MS },
+    measures: {
+      settleMs: settledAt < 0 ? -1 : settledAt - PRODUCE_UNTIL_MS,
+      fencedInIsrMs: c.worstFencedInIsrMs,
+    },
   };
 }

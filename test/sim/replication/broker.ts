@@ -1,0 +1,785 @@
+// One broker: its partition log and the replication shells around the real cores, mirrored line
+// for line where it matters — Replica.update / #becomeLeader / #afterCommit (replica.ts),
+// ReplicaManager.#serveOne / applyFetched / propose and the Fetcher loop (replica-manager.ts),
+// the produce path's lease check (partition-manager.ts), and its SessionClient (registration,
+// sequential heartbeats, the lease). Its metadata comes from its own Raft node (metadata.ts)
+// and its controller (controller.ts) acts while that node leads.
+//
+// A partition log is an array of records (one record = one batch of one record's epoch); the
+// log start never moves. A truncation is durable at once (the real log refuses appends until it
+// is). An fsync completes after a random delay and covers what was written when it started; a
+// crash keeps the durable prefix plus a random part of the unsynced tail. The applied metadata
+// and the checkpointed high watermark survive a crash. Followers do not always wait for their
+// fsync before the next fetch (Kafka followers never do).
+import type { PersistedState } from "../../../src/cluster/raft/types.ts";
+import type { Rng } from "../../../src/cluster/sim/index.ts";
+import {
+  findDivergence,
+  followerActions,
+  type ReplicaFetchResult,
+} from "../../../src/replication/follower.ts";
+import { type IsrProposal, LeaderCore } from "../../../src/replication/leader.ts";
+import { planted } from "../../../src/replication/planted.ts";
+import { LeaderEpochCache } from "../../../src/storage/epoch-cache.ts";
+import type { Env } from "./cluster.ts";
+import { Controller } from "./controller.ts";
+import { MetaNode } from "./metadata.ts";
+import {
+  CHECKPOINT_MS,
+  cloneMeta,
+  E,
+  FETCH_TIMEOUT_MS,
+  HEARTBEAT_TIMEOUT_MS,
+  LAG_TIME_MAX_MS,
+  MAX_FETCH_RECORDS,
+  type MetaState,
+  MIN_INSYNC,
+  type Msg,
+  type Rec,
+  REGISTER_RETRY_MS,
+  SESSIONS,
+} from "./model.ts";
+
+/** SessionClient.call's default timeout (3000 ms in production), for AlterPartition. */
+const ALTER_TIMEOUT_MS = 1000;
+/** node.ts #forward: a register request times out after RPC_TIMEOUT_MS (3000 in production). */
+const REGISTER_TIMEOUT_MS = 1000;
+/** A zombie's ack this long after its replacement was committed counts as late. */
+const ZOMBIE_GRACE_MS = 100;
+/** node.ts MAX_HOPS. */
+const MAX_HOPS = 2;
+
+interface AckWaiter {
+  lastOffset: number;
+  base: number;
+  ids: string[];
+  reply: (errorCode: number) => void;
+}
+
+export class Broker {
+  inc = 0;
+  up = true;
+  paused = false;
+  backlog: (() => void)[] = [];
+  ticks = 0;
+  // disk
+  log: Rec[] = [];
+  durableEnd = 0;
+  epochs = new LeaderEpochCache();
+  gen = 0;
+  syncing = false;
+  // metadata, as applied here (durable, like meta.db)
+  meta: MetaState;
+  applied: number;
+  readonly metaNode: MetaNode;
+  ctl: Controller;
+  // SessionClient and registerBroker
+  registered = true;
+  registerIndex = -1;
+  registerOut: { at: number } | null = null;
+  lastRegisterMs = -1e9;
+  lastHbMs = -1e9;
+  hbSeq = 0;
+  hbOut: { seq: number; at: number } | null = null;
+  /** SessionClient.#fenced: as the controller last answered (ReplicaManager.canLead follows). */
+  fenced = false;
+  /** When the last heartbeat the controller answered "unfenced" was sent (the lease). */
+  confirmedAt = 0;
+  aid = 0;
+  /** AlterPartition calls in flight: id -> sent at. */
+  alters = new Map<number, number>();
+  // Replica shell (replica.ts)
+  leader = -1;
+  leaderEpoch = -1;
+  partitionEpoch = -1;
+  replicas: number[] = [];
+  isr: number[] = [];
+  core: LeaderCore | null = null;
+  followerHw = 0;
+  acks: AckWaiter[] = [];
+  /** Highest leader epoch this broker appended client records in (this incarnation). */
+  appendEpoch = -1;
+  // Fetcher
+  fetchOut: { fid: number; at: number; epoch: number } | null = null;
+  nextFetchAt = 0;
+  fid = 0;
+  /** The follower waits for its fsync before fetching again. */
+  waitSync = false;
+  /** What the checker last saw as this broker's high watermark. */
+  seenHw = 0;
+  /** The high watermark as last checkpointed (durable; replication-offset-checkpoint). */
+  hwCheckpoint = 0;
+  lastCheckpointMs = 0;
+
+  constructor(
+    readonly id: number,
+    readonly env: Env,
+    meta: MetaState,
+    applied: number,
+    raft: PersistedState,
+    raftRng: Rng,
+  ) {
+    this.meta = cloneMeta(meta);
+    this.applied = applied;
+    this.metaNode = new MetaNode(this, env, raft, raftRng);
+    this.ctl = new Controller(this, env);
+  }
+
+  get logEnd(): number {
+    return this.log.length;
+  }
+
+  get canLead(): boolean {
+    return !this.fenced;
+  }
+
+  highWatermark(): number {
+    if (this.core === null) return Math.min(this.followerHw, this.logEnd);
+    return this.core.highWatermark;
+  }
+
+  endOffsetFor = (e: number) => this.epochs.endOffsetFor(e, this.logEnd);
+
+  /** SessionClient.leaseValid. */
+  leaseValid(): boolean {
+    return !this.fenced && this.env.now - this.confirmedAt < SESSIONS.sessionTimeoutMs;
+  }
+
+  #send(to: number, msg: Msg): void {
+    this.env.send(this.id, to, msg);
+  }
+
+  #log(line: string): void {
+    this.env.log(line);
+  }
+
+  // ---- process lifecycle ---------------------------------------------------------------------
+
+  /** Power off: the disk keeps the durable prefix and maybe part of the unsynced tail. */
+  crash(): void {
+    this.up = false;
+    this.paused = false;
+    this.backlog = [];
+    const keep = this.durableEnd +
+      (this.env.rng.chance(0.5) ? this.env.rng.int(0, this.logEnd - this.durableEnd + 1) : 0);
+    if (keep < this.logEnd) this.env.counts.lostUnsynced++;
+    this.log.length = keep;
+    this.durableEnd = keep;
+    this.epochs.truncateFromEnd(keep); // recovery: epochs.truncateFromEnd(logEnd)
+    this.gen++;
+    this.syncing = false;
+    this.metaNode.crash();
+    this.#log(`crash ${this.id}: log kept to ${keep}`);
+  }
+
+  restart(): void {
+    this.up = true;
+    this.inc++;
+    this.registered = false;
+    this.registerIndex = -1;
+    this.registerOut = null;
+    this.lastRegisterMs = -1e9;
+    this.hbOut = null;
+    this.fenced = true;
+    this.confirmedAt = -1e9;
+    this.alters.clear();
+    this.core = null;
+    this.acks = [];
+    this.leader = -1;
+    this.leaderEpoch = -1;
+    this.partitionEpoch = -1;
+    this.followerHw = Math.min(this.hwCheckpoint, this.logEnd); // the Replica's initialHw
+    this.seenHw = 0;
+    this.fetchOut = null;
+    this.waitSync = false;
+    this.appendEpoch = -1;
+    this.ctl = new Controller(this, this.env);
+    this.#log(`restart ${this.id} (incarnation ${this.inc}, log end ${this.logEnd})`);
+    this.metaNode.boot();
+    this.reconcile();
+    if (this.logEnd > this.durableEnd) this.#startSync();
+  }
+
+  // ---- metadata and roles --------------------------------------------------------------------
+
+  /** Committed metadata was applied here (the broker's onMetadataChanged). */
+  metadataChanged(): void {
+    if (!this.registered && this.registerIndex >= 0 && this.applied >= this.registerIndex) {
+      this.#registered();
+    }
+    this.reconcile();
+  }
+
+  /** partition-manager #assignment + Replica.update. */
+  reconcile(): void {
+    const p = this.meta.part;
+    const gated = p.leader === this.id && !this.canLead;
+    const a = {
+      leader: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      partitionEpoch: gated ? -1 : p.partitionEpoch,
+      replicas: p.replicas,
+      isr: p.isr,
+      gated,
+    };
+    const stale = a.leaderEpoch < this.leaderEpoch ||
+      (a.leaderEpoch === this.leaderEpoch && a.partitionEpoch <= this.partitionEpoch);
+    if (stale) {
+      // Nothing newer, but this broker was fenced meanwhile: it stops leading at once, and
+      // forgets the partition epoch so the same assignment, ungated, makes it leader again.
+      if (a.gated && this.core !== null) {
+        this.partitionEpoch = -1;
+        this.#becomeFollower();
+      }
+      return;
+    }
+    const newEpoch = a.leaderEpoch !== this.leaderEpoch;
+    this.leader = a.leader;
+    this.leaderEpoch = a.leaderEpoch;
+    this.partitionEpoch = a.partitionEpoch;
+    this.replicas = [...a.replicas];
+    this.isr = [...a.isr];
+    if (a.leader === this.id && !a.gated) {
+      if (newEpoch || this.core === null) this.#becomeLeader();
+      else {
+        // HW moved or a shrink may let waiters finish (with AFTER_APPEND): release either way.
+        this.core.onCommitted(a.partitionEpoch, a.isr, a.replicas);
+        this.#releaseAcks();
+      }
+    } else if (this.core !== null || newEpoch) {
+      this.#becomeFollower();
+    }
+  }
+
+  #becomeLeader(): void {
+    const hw = this.highWatermark();
+    // The shell's log.assignEpoch(leaderEpoch): the epoch starts here, before any append.
+    if (!(planted.size !== 0 && planted.has("no-epoch-on-takeover"))) {
+      this.epochs.assign(this.leaderEpoch, this.logEnd);
+    }
+    this.core = new LeaderCore({
+      self: this.id,
+      leaderEpoch: this.leaderEpoch,
+      partitionEpoch: this.partitionEpoch,
+      replicas: this.replicas,
+      isr: this.isr,
+      epochStartOffset: this.logEnd,
+      highWatermark: hw,
+      logEnd: this.logEnd,
+      durableEnd: this.durableEnd,
+      nowMs: this.env.now,
+      lagTimeMaxMs: LAG_TIME_MAX_MS,
+    });
+    this.fetchOut = null;
+    this.#log(
+      `broker ${this.id} leads epoch ${this.leaderEpoch} (log end ${this.logEnd}, hw ${hw}, isr [${this.isr}])`,
+    );
+    // Every acknowledged record must be in every later leader's log.
+    const what = `new leader ${this.id} (epoch ${this.leaderEpoch})`;
+    this.env.check.holdsAcked(what, this.log, this.leaderEpoch);
+    this.env.check.holdsSeen(what, this.log, this.leaderEpoch);
+    this.#syncLocal();
+  }
+
+  #becomeFollower(): void {
+    if (this.core !== null) this.followerHw = this.core.highWatermark;
+    this.core = null;
+    const acks = this.acks;
+    this.acks = [];
+    for (const w of acks) w.reply(E.NOT_LEADER_OR_FOLLOWER);
+    this.fetchOut = null;
+    this.nextFetchAt = this.env.now;
+  }
+
+  // ---- the session with the controller (SessionClient, registerBroker) -------------------------
+
+  /** Where a call to the controller goes: this broker (local), the known leader, or nowhere. */
+  #controller(): number {
+    return this.metaNode.isLeader ? this.id : this.metaNode.leader;
+  }
+
+  #register(): void {
+    const now = this.env.now;
+    if (this.registerIndex >= 0) return; // registered in the log: wait until applied here
+    if (this.registerOut !== null && now - this.registerOut.at < REGISTER_TIMEOUT_MS) return;
+    if (now - this.lastRegisterMs < REGISTER_RETRY_MS) return;
+    this.lastRegisterMs = now;
+    this.registerOut = { at: now };
+    const to = this.#controller();
+    if (to === this.id) {
+      const inc = this.inc;
+      this.ctl.register(this.id, (index) => this.#registerAnswer(inc, index));
+    } else if (to >= 0) {
+      this.#send(to, { t: "register", inc: this.inc, origin: this.id, hops: 1 });
+    } else this.registerOut = null; // no metadata leader known yet: try again later
+  }
+
+  #registerAnswer(inc: number, index: number): void {
+    if (inc !== this.inc || !this.up || this.registered || this.registerOut === null) return;
+    this.registerOut = null;
+    if (index < 0) return;
+    this.registerIndex = index;
+    if (this.applied >= index) this.#registered();
+  }
+
+  #registered(): void {
+    this.registered = true;
+    this.lastHbMs = -1e9;
+    this.#log(`broker ${this.id} registered (index ${this.registerIndex})`);
+  }
+
+  #heartbeat(): void {
+    const now = this.env.now;
+    if (now - this.lastHbMs < SESSIONS.heartbeatMs) return;
+    if (this.hbOut !== null && now - this.hbOut.at < HEARTBEAT_TIMEOUT_MS) return;
+    // One heartbeat call at a time; a late answer to a timed-out call is lost.
+    const seq = ++this.hbSeq;
+    this.hbOut = { seq, at: now };
+    const to = this.#controller();
+    if (to === this.id) {
+      const r = this.ctl.heartbeat(this.id, this.applied);
+      this.#heartbeatAnswer(seq, r !== undefined, r?.fenced ?? true);
+    } else if (to >= 0) {
+      this.#send(to, { t: "hb", inc: this.inc, seq, applied: this.applied });
+    } else this.#heartbeatAnswer(seq, false, true); // "no controller known"
+  }
+
+  #heartbeatAnswer(seq: number, ok: boolean, fenced: boolean): void {
+    if (this.hbOut?.seq !== seq) return;
+    const sent = this.hbOut.at;
+    this.hbOut = null;
+    this.lastHbMs = this.env.now;
+    if (!ok) return;
+    if (!fenced) this.confirmedAt = Math.max(this.confirmedAt, sent);
+    if (fenced !== this.fenced) {
+      this.fenced = fenced;
+      this.reconcile(); // ReplicaManager.setCanLead
+    }
+  }
+
+  /** ReplicaManager.propose: an AlterPartition call to the controller. */
+  #propose(p: IsrProposal): void {
+    this.#log(`broker ${this.id} proposes ISR [${p.isr}] (${p.reason})`);
+    const req = { leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, isr: p.isr };
+    const aid = ++this.aid;
+    this.alters.set(aid, this.env.now);
+    const to = this.#controller();
+    if (to === this.id) {
+      const inc = this.inc;
+      this.ctl.alterPartition(this.id, req, (code) => this.#alterAnswer(inc, aid, code));
+    } else if (to >= 0) this.#send(to, { t: "alter", inc: this.inc, aid, ...req });
+    else this.#alterAnswer(this.inc, aid, -1); // "no controller known"
+  }
+
+  /** The call's answer (-1: the call failed): Replica.proposalRefused(code) on a refusal. */
+  #alterAnswer(inc: number, aid: number, errorCode: number): void {
+    if (inc !== this.inc || !this.up || !this.alters.delete(aid)) return;
+    if (errorCode === 0) return;
+    this.env.counts.refusedAlters++;
+    this.core?.onProposalRefused(errorCode < 0 ? undefined : errorCode);
+  }
+
+  // ---- periodic work -------------------------------------------------------------------------
+
+  tick(): void {
+    const now = this.env.now;
+    if (now - this.lastCheckpointMs >= CHECKPOINT_MS) {
+      this.lastCheckpointMs = now;
+      this.hwCheckpoint = this.highWatermark();
+    }
+    for (const [aid, at] of this.alters) {
+      if (now - at >= ALTER_TIMEOUT_MS) this.#alterAnswer(this.inc, aid, -1);
+    }
+    if (!this.registered) this.#register();
+    else this.#heartbeat();
+    if (this.core !== null) {
+      const p = this.core.tick(now);
+      if (p) this.#propose(p);
+      return;
+    }
+    this.#maybeFetch();
+  }
+
+  #maybeFetch(): void {
+    if (
+      this.core !== null || this.leader < 0 || this.leader === this.id ||
+      !this.replicas.includes(this.id)
+    ) return;
+    if (this.waitSync && this.durableEnd < this.logEnd) return;
+    this.waitSync = false;
+    const now = this.env.now;
+    if (this.fetchOut !== null && now - this.fetchOut.at < FETCH_TIMEOUT_MS) return;
+    if (now < this.nextFetchAt) return;
+    this.fetchOut = { fid: ++this.fid, at: now, epoch: this.leaderEpoch };
+    this.#send(this.leader, {
+      t: "fetch",
+      inc: this.inc,
+      fid: this.fid,
+      currentLeaderEpoch: this.leaderEpoch,
+      fetchOffset: this.logEnd,
+      lastFetchedEpoch: this.epochs.latestEpoch(),
+      durableEnd: this.durableEnd,
+    });
+  }
+
+  // ---- disk ----------------------------------------------------------------------------------
+
+  #startSync(): void {
+    if (this.syncing) return;
+    this.syncing = true;
+    this.env.timers.push(this.env.now + this.env.rng.int(1, this.env.fsyncMaxMs), {
+      k: "sync",
+      node: this.id,
+      inc: this.inc,
+      gen: this.gen,
+      target: this.logEnd,
+    });
+  }
+
+  synced(gen: number, target: number): void {
+    this.syncing = false;
+    if (gen === this.gen) {
+      this.durableEnd = Math.max(this.durableEnd, Math.min(target, this.logEnd));
+    }
+    if (this.core !== null && this.core.onLocal(this.logEnd, this.durableEnd)) this.#releaseAcks();
+    if (this.durableEnd < this.logEnd) this.#startSync();
+    else if (this.waitSync) this.#maybeFetch();
+  }
+
+  #syncLocal(): void {
+    if (this.core === null) return;
+    if (this.durableEnd >= this.logEnd) {
+      if (this.core.onLocal(this.logEnd, this.durableEnd)) this.#releaseAcks();
+      return;
+    }
+    this.#startSync();
+  }
+
+  /** PartitionLog.truncateTo. */
+  #truncate(to: number): void {
+    if (to >= this.logEnd) {
+      // No records to cut, but an epoch recorded at the end with nothing written in it goes.
+      this.epochs.truncateFromEnd(to);
+      return;
+    }
+    const hw = this.highWatermark();
+    if (to < hw) {
+      this.env.check.fail(
+        `(3) broker ${this.id} truncated to ${to}, below its high watermark ${hw}`,
+      );
+    }
+    this.env.counts.truncations++;
+    this.#log(`broker ${this.id} truncates ${this.logEnd} -> ${to}`);
+    this.log.length = to;
+    this.durableEnd = Math.min(this.durableEnd, to);
+    this.epochs.truncateFromEnd(to);
+    this.gen++;
+    this.syncing = false;
+    this.followerHw = Math.min(this.followerHw, to); // capFollowerHw
+    this.seenHw = Math.min(this.seenHw, to);
+  }
+
+  #append(recs: Rec[]): boolean {
+    for (const r of recs) {
+      if (r.epoch < this.epochs.latestEpoch()) {
+        // The real log refuses it (InvalidRecordError): it only happens if divergence was missed.
+        this.env.check.fail(
+          `(4) broker ${this.id}: appending epoch ${r.epoch} after epoch ${this.epochs.latestEpoch()} at ${this.logEnd}`,
+        );
+      }
+      this.epochs.assign(r.epoch, this.logEnd);
+      this.log.push(r);
+    }
+    return recs.length > 0;
+  }
+
+  // ---- leader side ---------------------------------------------------------------------------
+
+  #releaseAcks(): void {
+    if (this.acks.length === 0) return;
+    const hw = this.highWatermark();
+    let i = 0;
+    while (i < this.acks.length && this.acks[i].lastOffset < hw) i++;
+    if (i === 0) return;
+    const done = this.acks.splice(0, i);
+    for (const w of done) this.#afterCommit(w);
+  }
+
+  #afterCommit(w: AckWaiter): void {
+    if (this.isr.length < MIN_INSYNC) return w.reply(E.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    // Invariant 1 is about what the client is told: an ack is checked when it is given.
+    // A waiter may outlive the epoch it was appended in (the broker led again in a later epoch
+    // without ever following, as Replica.update keeps its waiters): the record is committed in
+    // the epoch that answers it.
+    this.hwCheck();
+    this.env.check.ack(this.id, this.leaderEpoch, w.base, w.ids, this.log);
+    for (const o of this.env.brokers.values()) {
+      if (o !== this && o.up && o.core !== null && o.leaderEpoch > this.leaderEpoch) {
+        this.env.check.holdsAcked(
+          `leader ${o.id} (epoch ${o.leaderEpoch}, newer than ${this.leaderEpoch})`,
+          o.log,
+        );
+      }
+    }
+    if (this.leaderEpoch < this.env.latest().part.leaderEpoch) {
+      // A newer epoch is committed: mostly the election's own round trip; "late" when the
+      // replacement was committed over ZOMBIE_GRACE_MS ago (what the lease is meant to stop).
+      this.env.counts.zombieAcks++;
+      const since = this.env.metaCheck.epochSince.get(this.leaderEpoch + 1) ?? this.env.now;
+      const late = this.env.now - since > ZOMBIE_GRACE_MS;
+      if (late) this.env.counts.lateZombieAcks++;
+      this.#log(
+        `broker ${this.id} acks ${w.ids} as a zombie (epoch ${this.leaderEpoch}, replaced ${
+          this.env.now - since
+        } ms ago, lease from ${this.confirmedAt})`,
+      );
+    }
+    this.env.counts.acked += w.ids.length;
+    w.reply(E.NONE);
+  }
+
+  /** The checker follows this broker's high watermark (every offset it passes is committed). */
+  hwCheck(): void {
+    const hw = this.highWatermark();
+    if (hw > this.logEnd) {
+      this.env.check.fail(
+        `broker ${this.id}: high watermark ${hw} above its log end ${this.logEnd}`,
+      );
+    }
+    if (hw > this.seenHw) {
+      this.env.check.hwPassed(this.id, this.leaderEpoch, this.log, this.seenHw, hw);
+    }
+    this.seenHw = hw;
+  }
+
+  #produce(from: number, m: Extract<Msg, { t: "produce" }>): void {
+    const reply = (errorCode: number, base = -1) =>
+      this.#send(from, { t: "produceResp", rid: m.rid, errorCode, base });
+    if (this.core === null) return reply(E.NOT_LEADER_OR_FOLLOWER);
+    if (!this.leaseValid()) {
+      // Possibly a zombie (paused past its session): a newer leader may exist already.
+      this.env.counts.leaseRefusals++;
+      return reply(E.NOT_LEADER_OR_FOLLOWER);
+    }
+    if (this.isr.length < MIN_INSYNC) return reply(E.NOT_ENOUGH_REPLICAS);
+    // Producer state, as the log keeps it: the last sequence of each producer id.
+    let last = -1;
+    let dupBase = -1;
+    for (let o = this.logEnd - 1; o >= 0; o--) {
+      const r = this.log[o];
+      if (r.pid !== m.pid) continue;
+      if (last < 0) last = r.seq;
+      if (r.seq === m.seq) dupBase = o;
+      if (r.seq < m.seq) break;
+    }
+    let base: number;
+    let ids: string[];
+    if (m.seq <= last) {
+      if (dupBase < 0) return reply(E.OUT_OF_ORDER_SEQUENCE);
+      this.env.counts.duplicates++;
+      base = dupBase;
+      ids = [];
+      for (
+        let o = dupBase;
+        o < this.logEnd && this.log[o].pid === m.pid && this.log[o].seq === m.seq;
+        o++
+      ) {
+        ids.push(this.log[o].id);
+      }
+    } else if (m.seq !== last + 1) {
+      return reply(E.OUT_OF_ORDER_SEQUENCE);
+    } else {
+      this.env.check.leaderAppend(this.id, this.leaderEpoch);
+      if (this.leaderEpoch < this.appendEpoch) {
+        this.env.check.fail(
+          `(4) broker ${this.id} appends in epoch ${this.leaderEpoch} after ${this.appendEpoch}`,
+        );
+      }
+      this.appendEpoch = this.leaderEpoch;
+      if (this.leaderEpoch < this.env.latest().part.leaderEpoch) this.env.counts.zombieAppends++;
+      base = this.logEnd;
+      ids = [];
+      const recs: Rec[] = [];
+      for (let i = 0; i < m.n; i++) {
+        const id = `${m.pid}.${m.seq}.${i}`;
+        ids.push(id);
+        recs.push({ epoch: this.leaderEpoch, pid: m.pid, seq: m.seq, id });
+      }
+      this.#append(recs);
+      this.core.onLocal(this.logEnd, this.durableEnd);
+      this.#syncLocal();
+    }
+    const w: AckWaiter = {
+      lastOffset: base + ids.length - 1,
+      base,
+      ids,
+      reply: (code) => reply(code, base),
+    };
+    if (this.highWatermark() > w.lastOffset) this.#afterCommit(w);
+    else this.acks.push(w);
+  }
+
+  /** ReplicaManager.#serveOne. */
+  #serveFetch(from: number, q: Extract<Msg, { t: "fetch" }>): void {
+    const base: ReplicaFetchResult = {
+      topicId: "t",
+      partition: 0,
+      errorCode: 0,
+      highWatermark: -1,
+      logStartOffset: -1,
+      logEndOffset: -1,
+      bytes: 0,
+    };
+    const answer = (res: ReplicaFetchResult, records: Rec[] = []) =>
+      this.#send(from, { t: "fetchResp", inc: q.inc, fid: q.fid, res, records });
+    if (this.core === null || !this.replicas.includes(from) || from === this.id) {
+      return answer({ ...base, errorCode: E.NOT_LEADER_OR_FOLLOWER });
+    }
+    if (q.currentLeaderEpoch !== this.leaderEpoch) {
+      const code = q.currentLeaderEpoch < this.leaderEpoch
+        ? E.FENCED_LEADER_EPOCH
+        : E.UNKNOWN_LEADER_EPOCH;
+      return answer({ ...base, errorCode: code });
+    }
+    const filled = {
+      ...base,
+      highWatermark: this.highWatermark(),
+      logStartOffset: 0,
+      logEndOffset: this.logEnd,
+    };
+    const diverging = findDivergence(this.endOffsetFor, q.lastFetchedEpoch, q.fetchOffset, 0);
+    if (diverging !== undefined) {
+      this.env.counts.divergences++;
+      return answer({ ...filled, diverging });
+    }
+    if (q.fetchOffset > this.logEnd) {
+      return answer({ ...filled, errorCode: E.OFFSET_OUT_OF_RANGE });
+    }
+    const r = this.core.onFetch(from, q.fetchOffset, q.durableEnd, this.env.now);
+    if (r.hwMoved) this.#releaseAcks();
+    if (r.proposal) this.#propose(r.proposal);
+    const records = this.log.slice(
+      q.fetchOffset,
+      Math.min(this.logEnd, q.fetchOffset + MAX_FETCH_RECORDS),
+    );
+    answer({ ...filled, highWatermark: this.highWatermark(), bytes: records.length }, records);
+  }
+
+  // ---- messages ------------------------------------------------------------------------------
+
+  receive(from: number, m: Msg): void {
+    switch (m.t) {
+      case "raft":
+        return this.metaNode.receive(m.m);
+      case "register":
+        return this.#registerRequest(m);
+      case "registerResp":
+        return this.#registerAnswer(m.inc, m.index);
+      case "hb": {
+        const r = this.ctl.heartbeat(from, m.applied);
+        const fenced = r?.fenced ?? true;
+        this.#send(from, { t: "hbResp", inc: m.inc, seq: m.seq, ok: r !== undefined, fenced });
+        return;
+      }
+      case "hbResp":
+        if (m.inc !== this.inc) return;
+        return this.#heartbeatAnswer(m.seq, m.ok, m.fenced);
+      case "alter": {
+        const { inc, aid } = m;
+        const req = { leaderEpoch: m.leaderEpoch, partitionEpoch: m.partitionEpoch, isr: m.isr };
+        this.ctl.alterPartition(from, req, (errorCode) => {
+          if (this.up) this.#send(from, { t: "alterResp", inc, aid, errorCode });
+        });
+        return;
+      }
+      case "alterResp":
+        return this.#alterAnswer(m.inc, m.aid, m.errorCode);
+      case "fetch":
+        return this.#serveFetch(from, m);
+      case "fetchResp":
+        return this.#fetched(from, m);
+      case "produce":
+        return this.#produce(from, m);
+      case "read": {
+        if (this.core === null) {
+          const ids: string[] = [];
+          this.#send(from, { t: "readResp", rid: m.rid, errorCode: 6, offset: m.offset, ids });
+          return;
+        }
+        const hw = this.highWatermark();
+        const ids = this.log.slice(m.offset, Math.min(hw, m.offset + 20)).map((r) => r.id);
+        this.#send(from, { t: "readResp", rid: m.rid, errorCode: 0, offset: m.offset, ids });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** node.ts #onRequest("register"): the leader handles it, anyone else forwards it. */
+  #registerRequest(m: Extract<Msg, { t: "register" }>): void {
+    const answer = (index: number) => {
+      if (this.up) this.#send(m.origin, { t: "registerResp", inc: m.inc, index });
+    };
+    if (this.metaNode.isLeader) return this.ctl.register(m.origin, answer);
+    const to = this.metaNode.leader;
+    if (m.hops >= MAX_HOPS || to < 0 || to === this.id) return answer(-1);
+    this.#send(to, { ...m, hops: m.hops + 1 });
+  }
+
+  /** The Fetcher loop and ReplicaManager.applyFetched. */
+  #fetched(from: number, m: Extract<Msg, { t: "fetchResp" }>): void {
+    if (m.inc !== this.inc || this.fetchOut === null || this.fetchOut.fid !== m.fid) return;
+    const sentEpoch = this.fetchOut.epoch;
+    this.fetchOut = null;
+    if (this.core !== null || this.leader !== from || this.leaderEpoch !== sentEpoch) return;
+    const res = m.res;
+    if (this.env.tracing && (res.errorCode !== 0 || res.diverging)) {
+      this.#log(
+        `broker ${this.id} fetch from ${from} at ${this.logEnd} (epoch ${this.leaderEpoch}, last ${this.epochs.latestEpoch()}): error ${res.errorCode} diverging ${
+          JSON.stringify(res.diverging)
+        }`,
+      );
+    }
+    if (res.errorCode !== 0) {
+      this.nextFetchAt = this.env.now + 100;
+      return;
+    }
+    const actions = followerActions(res, {
+      logEnd: this.logEnd,
+      logStart: 0,
+      endOffsetFor: this.endOffsetFor,
+    });
+    let appended = false;
+    for (const a of actions) {
+      switch (a.kind) {
+        case "truncate":
+          this.#truncate(a.offset);
+          break;
+        case "append":
+          appended = this.#append(m.records);
+          break;
+        case "highWatermark": {
+          const next = Math.min(a.offset, this.logEnd);
+          if (next > this.followerHw) this.followerHw = next;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    if (appended) {
+      this.#startSync();
+      // Half the time the follower fetches again at once, before its sync completes (Kafka
+      // followers never wait); else after it, as this broker's Fetcher does.
+      this.waitSync = this.env.rng.chance(0.5);
+      this.nextFetchAt = this.env.now;
+      this.#maybeFetch();
+    } else if (actions.length > 0 && actions[0].kind === "truncate") {
+      this.nextFetchAt = this.env.now;
+      this.#maybeFetch();
+    } else {
+      this.nextFetchAt = this.env.now + this.env.rng.int(5, 30); // long poll: nothing new
+    }
+  }
+}
