@@ -64,6 +64,8 @@ export interface ControllerCounters {
 }
 
 const TICK_MS = 100;
+/** How often a controller looks for elections a failed predecessor left undone. */
+const REPAIR_CHECK_MS = 1000;
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 export class ControllerService {
@@ -74,6 +76,7 @@ export class ControllerService {
   #timer: ReturnType<typeof setInterval> | undefined;
   #lastRebalance = 0;
   #lastOffsetsCheck = 0;
+  #lastRepairCheck = 0;
   #busy = new Set<string>();
   #stopped = false;
 
@@ -152,6 +155,30 @@ export class ControllerService {
     ) {
       this.#lastRebalance = now;
       void this.#serial("rebalance", () => this.electPreferred(false));
+    }
+    if (now - this.#lastRepairCheck > REPAIR_CHECK_MS && !this.#busy.has("repair")) {
+      this.#lastRepairCheck = now;
+      void this.#serial("repair", () => this.#repair());
+    }
+  }
+
+  /**
+   * Elections the brokers' fenced flags call for but nobody made: a controller that failed
+   * between a BrokerFenced record and the partition changes after it leaves a fenced broker
+   * leading or in an online ISR, or a partition offline with a live ISR member, and fences and
+   * unfences are events done once. Found by the simulator (seeds 777 and 820): a partition
+   * stayed offline with its only ISR member live.
+   */
+  async #repair(): Promise<void> {
+    if (!this.active) return;
+    const view = this.#view();
+    const live = this.#live();
+    for (const b of this.meta.listBrokers()) {
+      const owed = b.fenced ? onFenced(view, b.nodeId, live) : onUnfenced(view, b.nodeId, live);
+      if (owed.length === 0) continue;
+      for (const c of owed) c.reason = `repair: ${c.reason}`;
+      await this.#apply(owed);
+      return; // the next check sees the state these changes made
     }
   }
 

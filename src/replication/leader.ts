@@ -214,11 +214,13 @@ export class LeaderCore {
    * is refused for its old epoch: dropping the addition then would take a replica the
    * controller holds in the ISR (and may elect) out of the HW. The addition keeps counting until
    * the metadata settles it (onCommitted), as Kafka keeps a pending ISR on these errors.
-   * `errorCode` undefined means unknown (a failed call).
+   * `errorCode` undefined means unknown (a failed call). `proposal`, when given, is the one
+   * refused: an answer to an earlier one (a late reply to a previous leadership's call) changes
+   * nothing.
    */
-  onProposalRefused(errorCode?: number): void {
+  onProposalRefused(errorCode?: number, proposal?: IsrProposal): void {
     const p = this.pending;
-    if (p === null) return;
+    if (p === null || (proposal !== undefined && proposal !== p)) return;
     const adds = p.isr.some((id) => !this.isr.includes(id));
     // Refusals that prove the controller applied no copy of it.
     const notApplied = errorCode === ISR_REFUSAL.INELIGIBLE_REPLICA ||

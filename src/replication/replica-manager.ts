@@ -200,9 +200,9 @@ export class ReplicaManager implements ReplicationHooks {
       const code = (res as { errorCode?: number } | null)?.errorCode ?? -1;
       if (code !== 0) {
         this.log.warn("ISR change refused", { topic: r.topic, partition: r.partition, res });
-        r.proposalRefused(code);
+        r.proposalRefused(code, p);
       }
-    }, () => r.proposalRefused());
+    }, () => r.proposalRefused(undefined, p));
   }
 
   checkpointedHw(topic: string, partition: number): number {

@@ -301,8 +301,8 @@ export class Replica {
   }
 
   /** The controller refused our proposal: the next tick recomputes it. */
-  proposalRefused(errorCode?: number): void {
-    this.#core?.onProposalRefused(errorCode);
+  proposalRefused(errorCode?: number, proposal?: IsrProposal): void {
+    this.#core?.onProposalRefused(errorCode, proposal);
   }
 
   /** Follower: the leader's high watermark, from a fetch answer. */

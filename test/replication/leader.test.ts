@@ -172,6 +172,22 @@ describe("maximal ISR", () => {
     }
   });
 
+  test("a refusal of an earlier proposal leaves the pending one alone", () => {
+    const c = core({ isr: [1, 2] });
+    c.onLocal(10, 10);
+    c.onFetch(2, 10, 10, 0);
+    const first = c.onFetch(3, 10, 10, 0).proposal!;
+    c.onCommitted(11, [1, 2, 3], [1, 2, 3]); // settled; a late answer to it is still on its way
+    c.onLocal(20, 20);
+    const second = c.tick(LAG + 1)!; // 2 fell behind: a removal is pending now
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA, first);
+    expect(c.pending).toBe(second);
+    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA, second);
+    expect(c.pending).toBeNull();
+  });
+
   test("a refused removal is forgotten (a removal never counted for the HW)", () => {
     const c = core();
     c.onLocal(10, 10);

@@ -751,6 +751,9 @@ export class RaftNode {
     this.log.restore(s);
     this.#commit = i;
     this.#hsDirty = true;
+    // The reply acknowledges index i: the snapshot must be on disk before it goes out, or a
+    // crash loses what the leader now counts as replicated here (found by the simulator).
+    this.#mustSync = true;
     this.#installed = s;
     this.#persisted = Math.min(this.#persisted, i);
     reply(i);
