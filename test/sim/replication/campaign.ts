@@ -1,6 +1,6 @@
 // The replication campaign for scripts/sim.ts (registered in src/cluster/sim/campaigns.ts).
-// REPLICATION_SIM_NO_REPAIR=1 runs the controller as ControllerService is (without the election
-// repair, see docs/replication-sim.md); REPLICATION_SIM_STRIKE_FENCES=1 also strikes the
+// REPLICATION_SIM_NO_REPAIR=1 runs the controller without the election repair ControllerService
+// has since 2026-12-05 (see docs/replication-sim.md); REPLICATION_SIM_STRIKE_FENCES=1 also strikes the
 // controller right after it proposes a BrokerFenced record.
 import type { Campaign } from "../../../src/cluster/sim/campaigns.ts";
 import { runReplicationSeed } from "./scenario.ts";

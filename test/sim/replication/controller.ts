@@ -182,7 +182,7 @@ export class Controller {
   }
 
   /**
-   * NOT IN ControllerService (a proposed fix, see docs/replication-sim.md): the elections the
+   * As ControllerService.#repair (the fix this model found, docs/replication-sim.md): the elections the
    * brokers' fenced flags call for, which a controller that failed between a BrokerFenced record
    * and the partition changes after it left undone — a fenced broker still leading or in an
    * online ISR (onFenced), an offline partition with a live ISR member (onUnfenced). No later
