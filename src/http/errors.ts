@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MetaError } from "../meta/index.ts";
-import { CorruptLogError, LogError } from "../storage/index.ts";
+import { CorruptLogError, LogError, QuarantinedLogError } from "../storage/index.ts";
 import { BrokerError } from "../core/partition-manager.ts";
 import { ReplicaError } from "../replication/replica.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
@@ -121,7 +121,9 @@ export function toHttpError(e: unknown): HttpError | undefined {
     return new HttpError(status, status * 100, e.message || "bad request");
   }
   // Damaged stored bytes are the server's fault, not a full disk (507).
-  if (e instanceof CorruptLogError) return new HttpError(500, 50056, e.message, e.errorCode);
+  if (e instanceof CorruptLogError || e instanceof QuarantinedLogError) {
+    return new HttpError(500, 50056, e.message, e.errorCode);
+  }
   let code: number | undefined;
   if (e instanceof MetaError) code = e.code;
   else if (e instanceof LogError || e instanceof BrokerError || e instanceof ReplicaError) {

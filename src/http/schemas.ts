@@ -2,6 +2,7 @@
 // describe them in /openapi.json.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { LogDamage } from "../storage/index.ts";
 
 export { z };
 
@@ -73,6 +74,33 @@ export const RecordOut = z.object({
   value: z.unknown(),
   headers: z.array(z.object({ key: z.string(), value: z.unknown() })),
 }).openapi("Record");
+
+export const PartitionDamage = z.object({
+  state: z.enum(["quarantined", "unreadable"]).openapi({
+    description: "quarantined: recovery moved damaged acknowledged records aside and the " +
+      "partition refuses writes until repaired (its offsets are not reused); unreadable: a read " +
+      "met damaged bytes in place (the records around them are served, writes go on)",
+  }),
+  from_offset: z.number().int().openapi({ description: "first offset affected" }),
+  to_offset: z.number().int().nullable().openapi({
+    description: "end (exclusive) of the offsets affected; null when unknown",
+  }),
+  files: z.array(z.string()).openapi({
+    description: "quarantine folders or the damaged segment, relative to the data dir",
+  }),
+  reason: z.string(),
+}).openapi("PartitionDamage");
+
+/** A log's damage as the HTTP API shows it. */
+export function damageView(d: LogDamage): z.output<typeof PartitionDamage> {
+  return {
+    state: d.state,
+    from_offset: d.fromOffset,
+    to_offset: d.toOffset,
+    files: d.files,
+    reason: d.reason,
+  };
+}
 
 /** The validated part of a request (typed by the schema the route was declared with). */
 export function valid<S extends z.ZodType>(

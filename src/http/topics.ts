@@ -5,7 +5,17 @@ import { type HttpContext, on } from "./app.ts";
 import { topicNotFound } from "./errors.ts";
 import { INTERNAL_TOPIC_CONFIGS } from "../meta/topic-configs.ts";
 import type { PartitionStats } from "../cluster/node.ts";
-import { commonErrors, ErrorSchema, jsonOk, TopicParams, valid, z } from "./schemas.ts";
+import type { LogDamage } from "../storage/index.ts";
+import {
+  commonErrors,
+  damageView,
+  ErrorSchema,
+  jsonOk,
+  PartitionDamage,
+  TopicParams,
+  valid,
+  z,
+} from "./schemas.ts";
 
 /**
  * What each partition's leader says of it (offsets, size, followers' positions), asked of the
@@ -54,6 +64,8 @@ function replicaPositions(
   });
 }
 
+const nullable = (d: LogDamage | null) => (d === null ? null : damageView(d));
+
 export async function describeTopic(broker: Broker, name: string) {
   const t = broker.meta.getTopic(name);
   if (!t) return undefined;
@@ -83,6 +95,7 @@ export async function describeTopic(broker: Broker, name: string) {
         under_replicated: p.isr.length < p.replicas.length,
         offline: p.leader < 0,
         replica_positions: replicaPositions(p, s),
+        damage: copy ? nullable(copy.log.damaged()) : null,
       };
     }),
   };
@@ -125,6 +138,10 @@ const PartitionInfo = z.object({
     description:
       "each replica as the leader sees it (nulls when unknown: no leader, no answer, or a " +
       "follower that has not fetched from this leader yet)",
+  }),
+  damage: PartitionDamage.nullable().openapi({
+    description: "damage this broker's copy of the partition knows of (null: none, or no copy " +
+      "here); see docs/storage.md, Damaged data and quarantine",
   }),
 });
 const TopicDescription = z.object({

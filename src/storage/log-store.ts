@@ -1,6 +1,6 @@
 // LogStore over segment files: `<dataDir>/logs/<topic>-<partition>/`, each holding a
 // `partition.meta` with the topic id so a recreated topic never adopts old files.
-// Runs the interval flusher and the periodic recovery checkpoint.
+// Runs the interval flusher (each log writes its recovery checkpoint after syncs).
 import * as path from "node:path";
 import type { DecompressFn } from "../protocol/record-batch.ts";
 import { type FileIO, realFileIO, writeFileDurable } from "./file-io.ts";
@@ -36,7 +36,11 @@ export interface SegmentStoreOptions {
   decompress?: DecompressFn;
   /** Live mappings kept (LRU). Default 1024. */
   maxMappings?: number;
-  /** Periodic recovery checkpoint. Default 30 000 ms; 0 disables the timer. */
+  /**
+   * The recovery checkpoint follows syncs: written shortly after one advanced the durable offset,
+   * at most once per this many ms per partition, so a crash rescans about that much. Default
+   * 1000; 0: only at open, close, truncation and retention.
+   */
   checkpointIntervalMs?: number;
   /** Broker-wide topic defaults under the per-partition config. */
   defaults?: Partial<LogConfig>;
@@ -89,8 +93,6 @@ export class SegmentLogStore implements LogStore {
     if (flush.kind === "interval" && flush.ms > 0) {
       s.timers.push(setInterval(() => s.flushAll(), flush.ms));
     }
-    const cpMs = opts.checkpointIntervalMs ?? 30000;
-    if (cpMs > 0) s.timers.push(setInterval(() => void s.checkpointAll(), cpMs));
     for (const t of s.timers) (t as { unref?: () => void }).unref?.();
     return s;
   }
@@ -183,6 +185,7 @@ export class SegmentLogStore implements LogStore {
       decompress: this.opts.decompress,
       stats: this.opts.stats,
       zeroAhead: this.opts.zeroAhead,
+      checkpointAfterSyncMs: this.opts.checkpointIntervalMs ?? 1000,
     });
     if (this.closed) {
       log.abandon();

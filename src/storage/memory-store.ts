@@ -12,6 +12,7 @@ import {
   type EpochEndOffset,
   InvalidRecordError,
   type LogConfig,
+  type LogDamage,
   type LogStore,
   OffsetOutOfRangeError,
   type PartitionLog,
@@ -89,6 +90,9 @@ export class MemoryPartitionLog implements PartitionLog {
   }
   producerState(pid: number): ProducerEntry | undefined {
     return this.s.producers.get(pid);
+  }
+  damaged(): LogDamage | null {
+    return null;
   }
 
   append(batches: Uint8Array, opts: AppendOptions): AppendResult {

@@ -1,25 +1,36 @@
 // The segmented partition log: appends (pwrite), reads (mmap slices), lookups, retention,
 // group-committed durability and clean shutdown. Recovery lives in recovery.ts.
 import * as path from "node:path";
+import { crc32c } from "../protocol/crc32c.ts";
 import type { BatchHeader, DecompressFn } from "../protocol/record-batch.ts";
 import { LeaderEpochCache } from "./epoch-cache.ts";
 import { errnoCode, type FileIO, writeFileDurable } from "./file-io.ts";
 import { GroupCommit, handled } from "./group-commit.ts";
 import { MIN_MARGIN, ZeroAheadPolicy } from "./zero-ahead.ts";
 import { checkAppendProducers, ProducerStateManager } from "./producer-state.ts";
-import { MapCache, Segment, segmentName } from "./segment.ts";
+import { MapCache, Segment, segmentName, shownPath } from "./segment.ts";
+import {
+  openEntry,
+  QUARANTINE_FILE,
+  type QuarantineEntry,
+  type QuarantineState,
+  writeQuarantine,
+} from "./quarantine.ts";
 import {
   type AppendOptions,
   type AppendResult,
   type Clock,
+  CorruptLogError,
   type EpochEndOffset,
   type FlushPolicy,
   InvalidRecordError,
   type LogConfig,
+  type LogDamage,
   type Logger,
   OffsetOutOfRangeError,
   type PartitionLog,
   type ProducerEntry,
+  QuarantinedLogError,
   type ReadResult,
   type RetentionResult,
   StorageError,
@@ -39,7 +50,15 @@ export interface LogDeps {
   stats?: { walkNs: number };
   /** Keep a zeroed window ahead of the end while acks=all rounds are small (zero-ahead.ts). */
   zeroAhead?: boolean;
+  /**
+   * Write the recovery checkpoint shortly after a sync advanced the durable offset, at most once
+   * per this many ms (so a crash rescans about that much). 0 or absent: only when asked.
+   */
+  checkpointAfterSyncMs?: number;
 }
+
+/** Shortest wait between a sync and the checkpoint it triggers (coalesces a burst of rounds). */
+const CHECKPOINT_DELAY_MS = 50;
 
 /** A pause this long with no sync round lets zeros be written ahead of the end (zero-ahead.ts). */
 const IDLE_MS = 2;
@@ -50,10 +69,27 @@ export const EPOCH_FILE = "leader-epoch-checkpoint";
 export interface Checkpoint {
   v: 1;
   clean: boolean;
+  /** Offsets below this were synced: damage below it is damage, never a torn write. */
   recoveryPoint: number;
   logStart: number;
   activeBase: number;
   activeSize: number;
+  /** CRC-32C of the JSON without this field (absent in files written before it existed). */
+  sum?: number;
+}
+
+/** The checkpoint's bytes: its JSON with a CRC-32C of that JSON, so bit rot reads as unreadable. */
+export function encodeCheckpoint(c: Checkpoint): string {
+  const { sum: _, ...data } = c;
+  const json = JSON.stringify(data);
+  return JSON.stringify({ ...data, sum: crc32c(new TextEncoder().encode(json)) });
+}
+
+/** Whether a parsed checkpoint's sum (when present) matches its other fields. */
+export function checkpointSumOk(c: Checkpoint): boolean {
+  if (c.sum === undefined) return true;
+  const { sum, ...data } = c;
+  return crc32c(new TextEncoder().encode(JSON.stringify(data))) === sum;
 }
 
 export interface RecoveryInfo {
@@ -62,6 +98,9 @@ export interface RecoveryInfo {
   scannedBytes: number;
   truncatedBytes: number;
   indexesRebuilt: number;
+  /** Segments moved to quarantine (damaged acknowledged data) and their bytes. */
+  quarantinedSegments: number;
+  quarantinedBytes: number;
 }
 
 const RESOLVED = Promise.resolve();
@@ -80,7 +119,14 @@ export class SegmentPartitionLog implements PartitionLog {
     scannedBytes: 0,
     truncatedBytes: 0,
     indexesRebuilt: 0,
+    quarantinedSegments: 0,
+    quarantinedBytes: 0,
   };
+  /** quarantine.json as it stands (quarantine.ts); an open entry refuses client appends. */
+  quarantine: QuarantineState | null = null;
+  /** The lowest damaged batch a read met (not quarantined: bytes damaged in place). */
+  private readDamage: LogDamage | null = null;
+  private healing = false;
   /**
    * The checkpoint on disk says "clean" and still describes the log exactly (nothing changed
    * since a clean open). Until the first change nothing is written, so idle partitions cost no
@@ -90,6 +136,13 @@ export class SegmentPartitionLog implements PartitionLog {
   /** The "unclean" checkpoint being written before the first change's acknowledgement. */
   private uncleanMark: Promise<void> | null = null;
   private lastCheckpoint = "";
+  /** Checkpoint writes, one at a time (they share a temp file), in the order asked. */
+  private checkpointChain: Promise<void> = RESOLVED;
+  /** The recovery point of the checkpoint on disk (unknown until one is written here). */
+  private diskRecoveryPoint = Number.MAX_SAFE_INTEGER;
+  private lastCheckpointAt = Number.NEGATIVE_INFINITY;
+  private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
+  private checkpointFailing = false;
   private closed = false;
   private cutPending = false;
   private cfg: LogConfig;
@@ -159,6 +212,25 @@ export class SegmentPartitionLog implements PartitionLog {
 
   producerState(pid: number): ProducerEntry | undefined {
     return this.producers.get(pid);
+  }
+
+  damaged(): LogDamage | null {
+    const q = openEntry(this.quarantine);
+    if (q !== null) {
+      return {
+        state: "quarantined",
+        fromOffset: q.from,
+        toOffset: q.to,
+        files: q.folders,
+        reason: q.reason,
+      };
+    }
+    return this.readDamage;
+  }
+
+  /** This log's files relative to the data dir, for messages. */
+  private shown(name = ""): string {
+    return shownPath(this.dir, path.join(this.dir, name));
   }
 
   /**
@@ -255,7 +327,7 @@ export class SegmentPartitionLog implements PartitionLog {
       p = Promise.reject(e);
     }
     return p.then(
-      () => {},
+      () => this.synced(),
       (e) => {
         for (const s of dirty) s.dirty = true;
         if (dirSync) this.needDirSync = true;
@@ -269,6 +341,9 @@ export class SegmentPartitionLog implements PartitionLog {
     if (this.closed) throw new StorageError("log is closed");
     if (this.cutPending) throw new StorageError("truncation not yet durable");
     const origin = opts.origin ?? "client";
+    // Quarantined offsets are never reused by a client's records; a follower's appends bring the
+    // leader's copy of them (and heal the partition once past them).
+    if (this.quarantine !== null && origin === "client") this.refuseIfQuarantined();
     const now = this.deps.clock.now();
     let stage = batches;
     if (!opts.inPlace) {
@@ -311,6 +386,7 @@ export class SegmentPartitionLog implements PartitionLog {
     }
     let recordCount = 0;
     for (const m of metas) recordCount += m.recordCount;
+    if (this.quarantine !== null) this.healIfRefetched();
     return new Appended(
       first.baseOffset,
       last.lastOffset,
@@ -322,6 +398,60 @@ export class SegmentPartitionLog implements PartitionLog {
       mark,
       opts.requireDurable === true || this.deps.flush.kind === "always",
     );
+  }
+
+  private refuseIfQuarantined(): void {
+    const q = openEntry(this.quarantine);
+    if (q === null) return;
+    throw new QuarantinedLogError(
+      `partition ${this.topic}-${this.partition} is damaged: offsets ${q.from} to ${q.to - 1} ` +
+        `are quarantined (${this.quarantinedFiles(q)}); writes are refused until an operator ` +
+        "repairs it, so those offsets are not reused",
+    );
+  }
+
+  private quarantinedFiles(q: QuarantineEntry): string {
+    return q.folders.length > 0 ? q.folders.join(", ") : this.shown(QUARANTINE_FILE);
+  }
+
+  /**
+   * A follower's appends reached the end of the quarantined range: the leader's copy replaced
+   * it. Once that is durable the entry goes (its folders stay for the operator).
+   */
+  private healIfRefetched(): void {
+    const q = openEntry(this.quarantine);
+    if (q === null || q.status !== "quarantined" || this.healing) return;
+    if (this.logEndOffset() < q.to) return;
+    this.healing = true;
+    const done = async () => {
+      await this.commit.waitDurable(q.to);
+      const next: QuarantineState = {
+        v: 1,
+        entries: this.quarantine!.entries.filter((e) => e !== q),
+      };
+      await writeQuarantine(this.deps.io, this.dir, next);
+      this.quarantine = next;
+      this.deps.logger(
+        "warn",
+        "quarantined offsets replaced by the leader's copy: writable again",
+        {
+          partition: `${this.topic}-${this.partition}`,
+          fromOffset: q.from,
+          toOffset: q.to,
+          quarantine: q.folders,
+        },
+      );
+    };
+    done().catch((e) => {
+      if (!this.closed) {
+        this.deps.logger("warn", "could not record the end of a quarantine", {
+          partition: `${this.topic}-${this.partition}`,
+          error: errnoCode(e) ?? String(e),
+        });
+      }
+    }).finally(() => {
+      this.healing = false;
+    });
   }
 
   /**
@@ -339,7 +469,10 @@ export class SegmentPartitionLog implements PartitionLog {
           // Not on disk: the next change tries again; this one is not acknowledged.
           if (this.uncleanMark === p) this.uncleanMark = null;
           this.cleanOnDisk = true;
-          throw new StorageError(`cannot write the recovery checkpoint: ${String(e)}`, e);
+          throw new StorageError(
+            `cannot write the recovery checkpoint in ${this.shown()}: ${errnoCode(e) ?? "error"}`,
+            e,
+          );
         },
       );
       // Pre-handled: acks=1 appends may never await it.
@@ -502,6 +635,18 @@ export class SegmentPartitionLog implements PartitionLog {
     const end = this.logEndOffset();
     const upper = Math.min(upperOffset ?? end, end);
     if (!Number.isSafeInteger(offset) || offset < this.logStart || offset > end) {
+      const q = this.quarantine !== null ? openEntry(this.quarantine) : null;
+      if (q !== null && offset > end && offset < q.to) {
+        // Records that were acknowledged: a storage error (clients retry), not "out of range"
+        // (a consumer would reset its position).
+        throw new CorruptLogError(
+          `offset ${offset} of ${this.topic}-${this.partition} is quarantined (offsets ${q.from} ` +
+            `to ${q.to - 1}, damaged on disk, in ${this.quarantinedFiles(q)}); it cannot be ` +
+            "served until an operator repairs it",
+          q.folders[0] ?? this.shown(QUARANTINE_FILE),
+          offset,
+        );
+      }
       throw new OffsetOutOfRangeError(`offset ${offset} outside [${this.logStart}, ${end}]`);
     }
     const empty: ReadResult = {
@@ -514,9 +659,16 @@ export class SegmentPartitionLog implements PartitionLog {
     if (offset >= upper) return empty;
     for (let i = this.segmentFor(offset); i < this.segments.length; i++) {
       const seg = this.segments[i];
-      const pos = seg.positionOf(Math.max(offset, seg.baseOffset));
-      if (pos < 0) continue;
-      const r = batches(seg, pos, upper);
+      let pos: number;
+      let r: { bytes: Uint8Array; first: number; next: number };
+      try {
+        pos = seg.positionOf(Math.max(offset, seg.baseOffset));
+        if (pos < 0) continue;
+        r = batches(seg, pos, upper);
+      } catch (e) {
+        if (e instanceof CorruptLogError) this.noteReadDamage(e, offset);
+        throw e;
+      }
       if (r.first < 0) return empty;
       return {
         records: r.bytes,
@@ -527,6 +679,19 @@ export class SegmentPartitionLog implements PartitionLog {
       };
     }
     return empty;
+  }
+
+  /** Remember the lowest damaged batch reads met, for damaged() (health and metrics). */
+  private noteReadDamage(e: CorruptLogError, offset: number): void {
+    const at = e.offset >= 0 ? e.offset : offset;
+    if (this.readDamage !== null && this.readDamage.fromOffset <= at) return;
+    this.readDamage = {
+      state: "unreadable",
+      fromOffset: at,
+      toOffset: null,
+      files: [e.file],
+      reason: e.message,
+    };
   }
 
   offsetForTimestamp(ts: number): { offset: number; timestamp: number } | null {
@@ -566,6 +731,9 @@ export class SegmentPartitionLog implements PartitionLog {
       deletedBytes += s.size;
       this.logStart = Math.max(this.logStart, this.segments[0].baseOffset);
       s.deleteFiles();
+    }
+    if (this.readDamage !== null && this.readDamage.fromOffset < this.logStart) {
+      this.readDamage = null;
     }
     if (deletedSegments > 0) {
       this.epochs.truncateFromStart(this.logStart);
@@ -629,6 +797,11 @@ export class SegmentPartitionLog implements PartitionLog {
     if (offset < this.logStart) offset = this.logStart;
     this.cutPending = true;
     try {
+      // The checkpoint on disk must never claim offsets the cut removes as synced: recovery takes
+      // a bad batch below its recovery point for damage (quarantine), not a torn write.
+      this.commit.truncated(offset);
+      if (this.diskRecoveryPoint > offset || this.cleanOnDisk) await this.lowerCheckpoint();
+      if (this.readDamage !== null && this.readDamage.fromOffset >= offset) this.readDamage = null;
       while (
         this.segments.length > 1 && this.active.baseOffset >= offset &&
         this.active.baseOffset > this.logStart
@@ -672,6 +845,7 @@ export class SegmentPartitionLog implements PartitionLog {
       this.logStart = offset;
       this.commit.truncated(offset);
       this.commit.durableOffset = offset;
+      this.readDamage = null;
       this.producers.clear();
       this.epochs = new LeaderEpochCache();
       this.persistEpochs();
@@ -679,6 +853,7 @@ export class SegmentPartitionLog implements PartitionLog {
       this.deps.logger("warn", "log reset to the leader's log start", { dir: this.dir, offset });
       await this.writeCheckpoint(false);
       await this.syncAll();
+      if (this.quarantine !== null) this.healIfRefetched();
     } finally {
       this.cutPending = false;
     }
@@ -695,23 +870,85 @@ export class SegmentPartitionLog implements PartitionLog {
     };
   }
 
-  /** Write the recovery checkpoint (periodically with clean=false; at close with clean=true). */
-  async writeCheckpoint(clean: boolean): Promise<void> {
-    const json = JSON.stringify(this.checkpointData(clean));
-    await writeFileDurable(
-      this.deps.io,
-      path.join(this.dir, CHECKPOINT_FILE),
-      new TextEncoder().encode(json),
-    );
-    this.lastCheckpoint = json;
-    this.cleanOnDisk = clean;
+  /**
+   * Write the recovery checkpoint (after syncs with clean=false; at close with clean=true). Writes
+   * queue behind each other; each describes the log as it is when its turn comes.
+   */
+  writeCheckpoint(clean: boolean): Promise<void> {
+    const run = async () => {
+      const data = this.checkpointData(clean);
+      const json = JSON.stringify(data);
+      this.lastCheckpointAt = performance.now();
+      await writeFileDurable(
+        this.deps.io,
+        path.join(this.dir, CHECKPOINT_FILE),
+        new TextEncoder().encode(encodeCheckpoint(data)),
+      );
+      this.lastCheckpoint = json;
+      this.diskRecoveryPoint = data.recoveryPoint;
+      this.cleanOnDisk = clean;
+    };
+    const p = this.checkpointChain.then(run, run);
+    this.checkpointChain = p.catch(() => {});
+    return p;
   }
 
-  /** Periodic: make a recent recovery point durable so a crash scans little (if it moved). */
+  /**
+   * Before a truncation: a checkpoint whose recovery point is at most the cut. Without the space
+   * for one (a full disk), no checkpoint at all: a crash then scans the whole log, never taking
+   * a torn write above the cut for damage.
+   */
+  private async lowerCheckpoint(): Promise<void> {
+    try {
+      await this.writeCheckpoint(false);
+    } catch (e) {
+      this.deps.logger("warn", "could not lower the recovery checkpoint before a truncation", {
+        dir: this.dir,
+        error: errnoCode(e) ?? String(e),
+      });
+      const io = this.deps.io;
+      io.unlink(path.join(this.dir, CHECKPOINT_FILE));
+      await io.syncDir(this.dir);
+      this.lastCheckpoint = "";
+      this.diskRecoveryPoint = 0;
+      this.cleanOnDisk = false;
+    }
+  }
+
+  /** Make a recent recovery point durable so a crash scans little (if anything moved). */
   async checkpoint(): Promise<void> {
+    if (this.uncleanMark) await this.uncleanMark.catch(() => {});
     if (this.closed || this.cleanOnDisk || this.uncleanMark) return;
     if (JSON.stringify(this.checkpointData(false)) === this.lastCheckpoint) return;
     await this.writeCheckpoint(false);
+  }
+
+  /**
+   * A sync round finished: have the checkpoint follow it soon, at most once per
+   * `checkpointAfterSyncMs`, off the sync's path (a timer; the write is async).
+   */
+  private synced(): void {
+    const every = this.deps.checkpointAfterSyncMs ?? 0;
+    if (every <= 0 || this.checkpointTimer !== null || this.closed) return;
+    const wait = Math.max(
+      CHECKPOINT_DELAY_MS,
+      this.lastCheckpointAt + every - performance.now(),
+    );
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = null;
+      this.checkpoint().then(() => {
+        this.checkpointFailing = false;
+      }, (e) => {
+        // Once per run of failures (a full disk fails every second).
+        if (this.closed || this.checkpointFailing) return;
+        this.checkpointFailing = true;
+        this.deps.logger("warn", "could not write the recovery checkpoint", {
+          dir: this.dir,
+          error: errnoCode(e) ?? String(e),
+        });
+      });
+    }, wait);
+    (this.checkpointTimer as { unref?: () => void }).unref?.();
   }
 
   get isClosed(): boolean {
@@ -722,6 +959,7 @@ export class SegmentPartitionLog implements PartitionLog {
     if (this.closed) return;
     this.closed = true;
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.checkpointTimer !== null) clearTimeout(this.checkpointTimer);
     if (this.cleanOnDisk) {
       // Nothing changed since a clean open: the files on disk already say so.
       this.commit.fail(new StorageError("log closed"));
@@ -764,6 +1002,7 @@ export class SegmentPartitionLog implements PartitionLog {
   abandon(): void {
     this.closed = true;
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.checkpointTimer !== null) clearTimeout(this.checkpointTimer);
     this.commit.fail(new StorageError("log closed"));
     for (const s of this.segments) s.close();
   }

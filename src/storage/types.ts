@@ -65,10 +65,20 @@ export class StorageError extends LogError {
  */
 export class CorruptLogError extends StorageError {
   override name = "CorruptLogError";
-  /** The damaged segment file. */
-  constructor(message: string, readonly file: string) {
+  /**
+   * `file`: the damaged segment file (or quarantine folder), relative to the data dir.
+   * `offset`: the offset whose batch is damaged or quarantined, -1 when unknown.
+   */
+  constructor(message: string, readonly file: string, readonly offset = -1) {
     super(message);
   }
+}
+/**
+ * An append to a partition whose damaged acknowledged records are quarantined: refused until an
+ * operator repairs it, so their offsets are never reused (KAFKA_STORAGE_ERROR; not a full disk).
+ */
+export class QuarantinedLogError extends StorageError {
+  override name = "QuarantinedLogError";
 }
 /** A partition directory belongs to another topic id: the caller deletes it. */
 export class TopicIdMismatchError extends StorageError {
@@ -118,6 +128,25 @@ export class OffsetOutOfRangeError extends LogError {
 }
 
 // ---------- partition log ----------
+
+/** Damage a partition's log knows of (docs/storage.md, "Damaged data and quarantine"). */
+export interface LogDamage {
+  /**
+   * "quarantined": recovery found acknowledged records damaged (below what was synced, or followed
+   * by intact ones, so not a torn write), moved their files aside and ended the log before them.
+   * Client appends are refused until an operator repairs the partition, so those offsets are never
+   * reused. "unreadable": a read met damaged bytes in place; the records around them are served
+   * and appends go on (no offset is at risk).
+   */
+  state: "quarantined" | "unreadable";
+  /** First offset affected. */
+  fromOffset: number;
+  /** End (exclusive) of the offsets affected, null when unknown. */
+  toOffset: number | null;
+  /** Where the damaged bytes are, relative to the data dir (quarantine folders or a segment). */
+  files: string[];
+  reason: string;
+}
 
 export interface AppendOptions {
   /** Leader epoch written into each batch's partitionLeaderEpoch (client origin). */
@@ -243,6 +272,8 @@ export interface PartitionLog {
   assignEpoch(epoch: number): void;
   producerState(producerId: number): ProducerEntry | undefined;
   sizeBytes(): number;
+  /** Known damage (quarantined or unreadable records), or null. */
+  damaged(): LogDamage | null;
   /** Flush, write indexes, snapshots and a clean checkpoint. */
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { decodeRecordBatches, OFF_CRC } from "../../src/protocol/record-batch.ts
 import { CrashFileIO, seededRandom } from "../../src/storage/crash-fs.ts";
 import { SegmentLogStore } from "../../src/storage/log-store.ts";
 import type { SegmentPartitionLog } from "../../src/storage/partition-log.ts";
+import { StorageError } from "../../src/storage/types.ts";
 import { batch, storeOn } from "./helpers.ts";
 
 const DIR = "/data/logs/t-0";
@@ -121,6 +122,7 @@ describe("recovery", () => {
     async () => {
       const { io: base, tags, end: fullEnd } = await build();
       let cuts = 0;
+      let quarantined = 0;
       for (let seed = 1; seed <= 220; seed++) {
         const rnd = seededRandom(seed);
         const io = base.clone();
@@ -134,17 +136,30 @@ describe("recovery", () => {
           throw new Error(`seed ${seed} (${what}): ${e}`);
         }
         const logEnd = log.logEndOffset();
-        if (logEnd < fullEnd) cuts++;
-        // Only a damaged .log may lose data; index/checkpoint/snapshot damage never does.
-        if (!what.includes(".log ")) expect(logEnd).toBe(fullEnd);
+        const damage = log.damaged();
+        // Only a damaged .log may shorten the log; index/checkpoint/snapshot damage never does.
+        if (!what.includes(".log ")) {
+          expect(logEnd).toBe(fullEnd);
+          expect(damage).toBeNull();
+        }
         // Producer state matches what the log holds: the next sequence continues the log.
         const st = log.producerState(1);
         if (logEnd > 0) expect(st?.batches.at(-1)?.lastOffset).toBe(logEnd - 1);
-        const r = log.append(batch({ tag: 200 }), { leaderEpoch: 2 });
-        expect(r.baseOffset).toBe(logEnd);
+        if (damage !== null) {
+          // Intact batches after the damage: kept in quarantine, offsets not reused.
+          quarantined++;
+          expect(damage.state).toBe("quarantined");
+          expect([damage.fromOffset, damage.toOffset]).toEqual([logEnd, fullEnd]);
+          expect(() => log.append(batch({ tag: 200 }), { leaderEpoch: 2 })).toThrow(StorageError);
+        } else {
+          if (logEnd < fullEnd) cuts++;
+          const r = log.append(batch({ tag: 200 }), { leaderEpoch: 2 });
+          expect(r.baseOffset).toBe(logEnd);
+        }
         await store.closeAll();
       }
-      expect(cuts).toBeGreaterThan(10);
+      expect(cuts).toBeGreaterThan(0);
+      expect(quarantined).toBeGreaterThan(10);
     },
     30000,
   );
@@ -154,11 +169,18 @@ describe("recovery", () => {
       const { io: base, tags } = await build();
       const rnd = seededRandom(seed);
       forceUnclean(base);
-      // damage the last segment in its middle
+      // damage the last batch of the last segment (as a torn write would: nothing intact after)
       const logs = base.readdir(DIR).filter((n) => n.endsWith(".log"));
       const p = `${DIR}/${logs[logs.length - 1]}`;
       const d = base.readFile(p)!.slice();
-      d[Math.floor(rnd() * d.length)] ^= 0x5a;
+      const v = new DataView(d.buffer);
+      let last = 0;
+      let pos = 0;
+      while (pos + 12 <= d.length && v.getInt32(pos + 8) > 0) {
+        last = pos;
+        pos += 12 + v.getInt32(pos + 8);
+      }
+      d[last + 21 + Math.floor(rnd() * (pos - last - 21))] ^= 0x5a;
       base.writeFile(p, d);
       for (const f of [p, `${DIR}/recovery-checkpoint.json`]) await base.open(f, false).fdatasync();
       const messages: string[] = [];

@@ -106,7 +106,12 @@ function partitionResult(
   const end = st.log.logEndOffset();
   const filled = { ...base, highWatermark: hw, lastStableOffset: hw, logStartOffset: start };
   if (w.offset < start || w.offset > end) {
-    return { ...filled, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
+    // Acknowledged offsets quarantined as damaged (docs/storage.md): a storage error the consumer
+    // retries, not "out of range", which would reset its position.
+    const d = w.offset > end ? st.log.damaged() : null;
+    const kept = d?.state === "quarantined" && w.offset < (d.toOffset ?? 0);
+    const errorCode = kept ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.OFFSET_OUT_OF_RANGE;
+    return { ...filled, errorCode };
   }
   // Consumers see only what the in-sync replicas hold.
   const upTo = hw;
