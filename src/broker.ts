@@ -143,6 +143,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       listen: cfg.clusterAddr,
       advertiseHost: cfg.advertiseHost,
       join: cfg.join,
+      joinToken: cfg.joinToken,
       nodeId: cfg.nodeId,
       voters: cfg.voters ?? 3,
       log: log.child({ component: "cluster" }),

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { explainParseError } from "./cli/parse-error.ts";
+import { tokenProblem } from "./cluster/auth.ts";
 
 export class ConfigError extends Error {}
 
@@ -22,6 +23,8 @@ export interface BrokerConfig {
   advertiseKafkaAddr: HostPort | undefined;
   nodeId: number | undefined;
   join: HostPort | undefined;
+  /** The cluster's join token (a joiner needs it; see docs/security.md). */
+  joinToken: string | undefined;
   /** Voters the metadata quorum grows to (1, 3 or 5); further brokers stay learners. */
   voters: 1 | 3 | 5;
   flush: FlushPolicy;
@@ -203,6 +206,20 @@ export const OPTIONS: OptionSpec[] = [
     parse: parseHostPort,
   },
   {
+    flag: "join-token",
+    key: "joinToken",
+    arg: "TOKEN",
+    default: undefined,
+    help: "the cluster's join token, needed with --join (print it on a member: broker cluster " +
+      "join-token); prefer the env var or the config file to a flag others can see in ps",
+    parse: (v, name) => {
+      const t = v.trim();
+      const why = tokenProblem(t);
+      if (why !== undefined) throw new ConfigError(`${name}: ${why}`);
+      return t;
+    },
+  },
+  {
     flag: "voters",
     key: "voters",
     arg: "1|3|5",
@@ -324,7 +341,8 @@ export function usage(version: string): string {
     `broker ${version}: a Kafka-compatible message broker in one binary`,
     "",
     "Usage: broker [flags]              start a broker",
-    "       broker --join HOST:PORT      start a broker that joins a cluster",
+    "       broker --join HOST:PORT      start a broker that joins a cluster (with its join token:",
+    "                                    BROKER_JOIN_TOKEN, or --join-token)",
     "",
     "Flags (each also as an env var, e.g. BROKER_DATA_DIR; flags override env, env overrides --config):",
   ];

@@ -93,6 +93,20 @@ describe("config", () => {
     expect(() => parseCommandLine(["--config", file], {})).toThrow(/unknown key/);
   });
 
+  test("the join token: flag, BROKER_JOIN_TOKEN or the config file; a short one is refused", () => {
+    const t = "x".repeat(40);
+    expect(run([]).joinToken).toBeUndefined();
+    expect(run(["--join-token", t]).joinToken).toBe(t);
+    expect(run([], { BROKER_JOIN_TOKEN: t }).joinToken).toBe(t);
+    const dir = tempDir();
+    const file = join(dir, "b.json");
+    writeFileSync(file, JSON.stringify({ "join-token": t }));
+    expect(run(["--config", file]).joinToken).toBe(t);
+    expect(() => run(["--join-token", "short"])).toThrow(/at least 32 characters/);
+    expect(() => run([], { BROKER_JOIN_TOKEN: "bad token with spaces but long enough!!" }))
+      .toThrow(ConfigError);
+  });
+
   test("help lists every flag with its default and env name", () => {
     const h = usage("1.2.3");
     for (const o of OPTIONS) {

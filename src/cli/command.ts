@@ -25,6 +25,7 @@ export interface RunContext {
   positionals: string[];
   values: Record<string, string | boolean | string[] | undefined>;
   json: boolean;
+  env: Record<string, string | undefined>;
 }
 
 const COMMON: OptionDefs = {
@@ -88,6 +89,7 @@ export async function runCommand(
     positionals: parsed.positionals,
     values,
     json: values.json === true,
+    env,
   });
 }
 

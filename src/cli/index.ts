@@ -5,12 +5,14 @@ import { topicCommands } from "./topic.ts";
 import { produceCommand } from "./produce.ts";
 import { consumeCommand } from "./consume.ts";
 import { groupCommands } from "./group.ts";
+import { clusterCommands } from "./cluster.ts";
 
 export const COMMANDS: Command[] = [
   ...topicCommands,
   produceCommand,
   consumeCommand,
   ...groupCommands,
+  ...clusterCommands,
 ];
 
 const GROUPS = new Set(["topic", "group", "cluster"]);

@@ -1,8 +1,10 @@
 // The cluster service of one broker: the IO shell that runs the Raft metadata quorum and SWIM
-// gossip on the cluster port. It learns or creates the cluster identity (bootstrap or --join),
-// gives MetadataStore a RaftMetadataLog, promotes learners while the quorum is short of
-// voters, forwards the few requests a non-leader cannot serve (join, add-learner, broker
-// registration) to the leader, and reports members and quorum for `GET /cluster`.
+// gossip on the cluster port. It learns or creates the cluster identity (bootstrap or --join)
+// and its join token, gives MetadataStore a RaftMetadataLog, promotes learners while the quorum
+// is short of voters, sends the few requests a non-leader cannot serve (add-learner, broker
+// registration, forwarded metadata writes, node removal) to the leader, and reports members and
+// quorum for `GET /cluster`. Every peer proves the join token (transport.ts); requests are
+// served by what the connection proved: a node id acts only for itself.
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join as pathJoin } from "node:path";
@@ -14,6 +16,14 @@ import { ErrorCode as MetaErrorCode, type ErrorCodeName, MetaError } from "../me
 import { type MetadataRecord, parseRecord } from "../meta/records.ts";
 import { SqliteMetadataStateMachine } from "./metadata-state-machine.ts";
 import { RaftStorageError, SqliteRaftStorage } from "./raft-storage-sqlite.ts";
+import {
+  ClusterKey,
+  generateToken,
+  readTokenFile,
+  TOKEN_FILE,
+  TokenFileError,
+  writeTokenFile,
+} from "./auth.ts";
 import { emptyState } from "./raft/bootstrap.ts";
 import { nextMembershipChange, type VoterTarget } from "./raft/controller.ts";
 import { RaftError, RaftMetadataLog } from "./raft/metadata-log.ts";
@@ -24,10 +34,21 @@ import { decodeSwim, encodeSwim } from "./swim/codec.ts";
 import type { SwimConfig } from "./swim/config.ts";
 import { SwimNode } from "./swim/node.ts";
 import type { MemberAddrs, MemberState, SwimOutput } from "./swim/types.ts";
-import { type CallAnswer, ClusterNet, type Hello, splitAddr } from "./transport.ts";
+import {
+  AuthError,
+  type CallAnswer,
+  ClusterNet,
+  clusterRequest,
+  type RequestFrom,
+  splitAddr,
+} from "./transport.ts";
 import { PeerLink } from "./peer-link.ts";
 
-/** Forwards of a leader-only request: joiner → seed → leader, or → stale leader → new leader. */
+/**
+ * Redirects a leader-only request follows: joiner → seed → leader, or → stale leader → new
+ * leader. The requester itself goes to the leader it is pointed at, so the leader sees the
+ * requester's own proven node id (a member never speaks for another).
+ */
 const MAX_HOPS = 2;
 /** Metadata writes a broker that is not the leader passes on to it (topic admin). */
 const FORWARDED_RECORDS: ReadonlySet<string> = new Set([
@@ -98,6 +119,11 @@ export class ClusterError extends Error {
   readonly userFacing = true;
 }
 
+/** One line for a joiner without the token. */
+export const NO_JOIN_TOKEN = "--join needs the cluster's join token: give --join-token TOKEN, " +
+  "BROKER_JOIN_TOKEN or join-token in the config file (print it on a member with " +
+  "`broker cluster join-token --data-dir DIR`)";
+
 export interface ClusterServiceOptions {
   dataDir: string;
   listen: { host: string; port: number };
@@ -111,6 +137,11 @@ export interface ClusterServiceOptions {
   swim?: Partial<SwimConfig>;
   /** How long a fresh joiner keeps trying its seed (default 30 s). */
   joinTimeoutMs?: number;
+  /**
+   * The cluster's join token (--join-token). A joiner needs it; a bootstrap broker uses it for a
+   * new cluster instead of generating one. Either way it is kept in the data dir.
+   */
+  joinToken?: string;
 }
 
 export interface MemberStatus {
@@ -191,6 +222,7 @@ export class ClusterService {
     (from: number, body: unknown, tail: Uint8Array) => Promise<CallAnswer>
   >();
   readonly #peerClosed: ((id: number) => void)[] = [];
+  #authWarnedAt = -Infinity;
   #beforeRegister: ((nodeId: number) => Promise<void>) | undefined;
   #savedIncarnation = 0;
   #lastRole = "";
@@ -200,6 +232,7 @@ export class ClusterService {
     o: ClusterServiceOptions,
     net: ClusterNet,
     ids: { clusterId: string; nodeId: number; address: string; joining: boolean },
+    key: ClusterKey,
   ) {
     this.#o = o;
     this.#net = net;
@@ -217,12 +250,18 @@ export class ClusterService {
       }
     } catch { /* a damaged hint table only costs a slower reconnect */ }
     this.#peers.set(this.nodeId, this.address);
-    net.setIdentity({ clusterId: this.clusterId, nodeId: this.nodeId, addr: this.address });
+    net.setIdentity({ clusterId: this.clusterId, nodeId: this.nodeId, addr: this.address }, key);
     net.setHandlers({
       onRaft: (m) => this.#raftHandler?.(m),
       onPeer: (id, addr) => this.#learnPeer(id, addr),
-      onSwim: (bytes, from) => this.#onSwim(bytes, from),
-      onRequest: (method, body) => this.#onRequest(method, body),
+      onSwim: (bytes, from, sender) => this.#onSwim(bytes, from, sender),
+      onRequest: (method, body, from) => this.#onRequest(method, body, from),
+      onAuthFailure: (what) => {
+        // At most one line per 10 s: a stranger knocking should not flood the log.
+        if (now() - this.#authWarnedAt < 10_000) return;
+        this.#authWarnedAt = now();
+        this.#log.warn("cluster authentication failed", { detail: what.slice(0, 300) });
+      },
       onCall: (from, method, body, tail) => {
         const h = this.#callHandlers.get(method);
         if (h === undefined || this.#closed) {
@@ -258,13 +297,37 @@ export class ClusterService {
       const host = o.advertiseHost ?? (wildcard ? hostname() : o.listen.host);
       const address = formatAddr(host, net.port);
       const recorded = recordedIdentity(o.dataDir);
+      const stored = readTokenFile(o.dataDir);
+      if (o.joinToken !== undefined && stored !== undefined && o.joinToken !== stored) {
+        throw new ClusterError(
+          `the join token given differs from the one this data dir holds ` +
+            `(${pathJoin(o.dataDir, TOKEN_FILE)}); give that one, or none`,
+        );
+      }
       if (o.join === undefined) {
         const id = ensureIdentity(o.dataDir, { nodeId: o.nodeId });
-        return new ClusterService(o, net, { ...id, address, joining: false });
+        let token = o.joinToken ?? stored;
+        if (token === undefined) {
+          token = generateToken();
+          o.log.info("generated the cluster's join token", {
+            file: pathJoin(o.dataDir, TOKEN_FILE),
+            print: "broker cluster join-token --data-dir DIR",
+          });
+        }
+        if (stored === undefined) writeTokenFile(o.dataDir, token);
+        return new ClusterService(
+          o,
+          net,
+          { ...id, address, joining: false },
+          new ClusterKey(token),
+        );
       }
+      const token = o.joinToken ?? stored;
+      if (token === undefined) throw new ClusterError(NO_JOIN_TOKEN);
+      const key = new ClusterKey(token);
       const seed = formatAddr(o.join.host, o.join.port);
       const nodeId = o.nodeId ?? recorded?.nodeId;
-      const answer = await ClusterService.#handshake(net, seed, nodeId, address, {
+      const answer = await ClusterService.#handshake(key, seed, nodeId, address, {
         timeoutMs: recorded ? 5000 : (o.joinTimeoutMs ?? 30_000),
       });
       if (answer === undefined) {
@@ -282,12 +345,16 @@ export class ClusterService {
         nodeId: nodeId ?? answer?.nodeId,
         expectedClusterId: clusterId,
       });
-      const svc = new ClusterService(o, net, { ...id, address, joining: true });
+      // The token the seed accepted (or, on a restart whose seed is gone, the one given).
+      if (stored === undefined) writeTokenFile(o.dataDir, token);
+      const svc = new ClusterService(o, net, { ...id, address, joining: true }, key);
       for (const [pid, addr] of answer?.peers ?? []) svc.#learnPeer(pid, addr);
       return svc;
     } catch (e) {
       net.close();
-      if (e instanceof IdentityError || e instanceof RaftStorageError) {
+      if (
+        e instanceof IdentityError || e instanceof RaftStorageError || e instanceof TokenFileError
+      ) {
         throw new ClusterError(e.message);
       }
       throw e;
@@ -295,7 +362,7 @@ export class ClusterService {
   }
 
   static async #handshake(
-    net: ClusterNet,
+    key: ClusterKey,
     seed: string,
     nodeId: number | undefined,
     addr: string,
@@ -304,7 +371,20 @@ export class ClusterService {
     const deadline = now() + timeoutMs;
     for (;;) {
       try {
-        const r = await net.request(seed, "join", { nodeId: nodeId ?? null, addr }, RPC_TIMEOUT_MS);
+        // The join proves the token only: the node id is not ours until the seed agrees.
+        const r = await clusterRequest(
+          seed,
+          "join",
+          { nodeId: nodeId ?? null, addr },
+          RPC_TIMEOUT_MS,
+          {
+            key,
+            clusterId: null,
+            nodeId: null,
+            addr: null,
+            session: "request",
+          },
+        );
         const o = r as Record<string, unknown>;
         if (!isValidClusterId(o?.clusterId) || !isNodeId(o.nodeId) || !Array.isArray(o.peers)) {
           throw new ClusterError(`${seed} gave a malformed join answer`);
@@ -315,6 +395,14 @@ export class ClusterService {
         return { clusterId: o.clusterId, nodeId: o.nodeId, peers };
       } catch (e) {
         if (e instanceof ClusterError) throw e;
+        if (e instanceof AuthError) {
+          throw new ClusterError(
+            `cannot join through ${seed}: ${
+              e.message.replace(/^join to \S+: /, "")
+            } (is --join-token that cluster's token? print it on a member with ` +
+              "`broker cluster join-token --data-dir DIR`)",
+          );
+        }
         if (now() > deadline) return undefined;
         await sleep(300);
       }
@@ -349,7 +437,13 @@ export class ClusterService {
     const addr = this.#peerAddr(nodeId);
     if (addr === undefined || partitions.length === 0) return [];
     try {
-      const r = await this.#net.request(addr, "partitionStats", { topic, partitions }, 1000);
+      const r = await this.#net.request(
+        addr,
+        "partitionStats",
+        { topic, partitions },
+        1000,
+        nodeId,
+      );
       return Array.isArray(r) ? (r as unknown[]).filter(isPartitionStats) : [];
     } catch {
       return [];
@@ -367,7 +461,7 @@ export class ClusterService {
     const addr = this.#peerAddr(nodeId);
     if (addr === undefined) return [];
     try {
-      const r = await this.#net.request(addr, "groupList", {}, 1000);
+      const r = await this.#net.request(addr, "groupList", {}, 1000, nodeId);
       return Array.isArray(r) ? (r as unknown[]).filter(isGroupRow) : [];
     } catch {
       return [];
@@ -396,13 +490,7 @@ export class ClusterService {
   link(nodeId: number): PeerLink | undefined {
     const addr = this.#peerAddr(nodeId);
     if (addr === undefined) return undefined;
-    return new PeerLink(
-      addr,
-      (): Hello | undefined =>
-        this.#closed
-          ? undefined
-          : { clusterId: this.clusterId, nodeId: this.nodeId, addr: this.address },
-    );
+    return new PeerLink(addr, () => this.#closed ? undefined : this.#net.clientAuth(nodeId));
   }
 
   /** The current cluster address of `nodeId`, if known. */
@@ -632,6 +720,25 @@ export class ClusterService {
     return index;
   }
 
+  /**
+   * Removes a broker (a dead one, unless `force`) from the metadata quorum, through the leader:
+   * `broker cluster remove-node`. Resolves with the quorum after the change.
+   */
+  async removeNode(
+    nodeId: number,
+    force = false,
+  ): Promise<{ nodeId: number; removed: boolean; voters: number[]; learners: number[] }> {
+    const r = await this.#forward("removeNode", { nodeId, force }) as Record<string, unknown>;
+    const ids = (v: unknown) => Array.isArray(v) && v.every(isNodeId) ? v as number[] : undefined;
+    const voters = ids(r?.voters);
+    const learners = ids(r?.learners);
+    if (
+      r?.nodeId !== nodeId || typeof r.removed !== "boolean" || voters === undefined ||
+      learners === undefined
+    ) throw new Error("bad answer from the metadata leader");
+    return { nodeId, removed: r.removed, voters, learners };
+  }
+
   status(): ClusterStatus {
     const node = this.#raft?.node;
     const members: MemberStatus[] = [];
@@ -774,23 +881,31 @@ export class ClusterService {
 
   /**
    * Runs a leader-only request here when leader, else at the leader (or, while none is known
-   * here, at the seed). `hops` counts the forwards so far: a joiner's seed that is a follower
-   * forwards to its leader, and a stale leader forwards to the new one, but never more than
-   * MAX_HOPS times, so seeds that name each other cannot pass a request around for ever.
+   * here, at the seed). A member that is not the leader answers with a redirect to the leader it
+   * knows, and this broker asks there itself, at most MAX_HOPS times: a joiner's seed that is a
+   * follower points at its leader, and a stale leader at the new one; seeds that name each other
+   * cannot pass a request around for ever. The leader so always sees this broker's own proven
+   * node id, never a forwarder's.
    */
-  async #forward(method: string, body: unknown, hops = 0): Promise<unknown> {
+  async #forward(method: string, body: unknown): Promise<unknown> {
     const node = this.#raft?.node;
     if (node?.role === "leader") return await this.#leaderRequest(method, body);
-    if (hops >= MAX_HOPS) throw new Error("not the leader");
     const leader = node?.leader ?? NONE;
-    const to = leader !== NONE ? this.#peerAddr(leader) : this.#seed;
-    if (to === undefined || to === this.address) throw new Error("no metadata leader known yet");
-    return await this.#net.request(
-      to,
-      method,
-      { ...(body as object), hop: hops + 1 },
-      RPC_TIMEOUT_MS,
-    );
+    let to = leader !== NONE ? this.#peerAddr(leader) : this.#seed;
+    let expect: number | undefined = leader !== NONE ? leader : undefined;
+    for (let hops = 0;; hops++) {
+      if (to === undefined || to === this.address) throw new Error("no metadata leader known yet");
+      const r = await this.#net.request(to, method, body, RPC_TIMEOUT_MS, expect);
+      const redirect = (r as { redirect?: { leader?: unknown; addr?: unknown } } | null)?.redirect;
+      if (redirect === undefined || redirect === null || typeof redirect !== "object") return r;
+      if (hops + 1 > MAX_HOPS) throw new Error("not the leader");
+      if (!isNodeId(redirect.leader) || !validAddr(redirect.addr)) {
+        throw new Error("bad redirect from a member");
+      }
+      if (redirect.leader === this.nodeId) throw new Error("no metadata leader known yet");
+      to = redirect.addr;
+      expect = redirect.leader;
+    }
   }
 
   async #leaderRequest(method: string, body: unknown): Promise<unknown> {
@@ -821,6 +936,7 @@ export class ClusterService {
     if (method === "allocateProducerIds") {
       return await raft.append(parseRecord({ type: "ProducerIdsAllocated", nodeId: b.nodeId }));
     }
+    if (method === "removeNode") return await this.#removeMember(b.nodeId, b.force === true);
     // register: the record is validated like any record from the network.
     if (isNodeId(b.nodeId)) await this.#beforeRegister?.(b.nodeId);
     const rec = parseRecord({
@@ -839,33 +955,47 @@ export class ClusterService {
     return await raft.append(rec);
   }
 
-  async #onRequest(method: string, body: unknown): Promise<unknown> {
+  /**
+   * A request from the cluster port. `from.nodeId` is what the connection proved: null for a
+   * joiner or an operator's tool (the token only), else a member, which acts only for itself.
+   */
+  async #onRequest(method: string, body: unknown, from: RequestFrom): Promise<unknown> {
     if (this.#closed) throw new Error("shutting down");
     const b = (body !== null && typeof body === "object" ? body : {}) as Record<string, unknown>;
+    const member = () => {
+      if (from.nodeId === null) throw new Error(`${method} needs a member's connection`);
+      return from.nodeId;
+    };
     switch (method) {
       case "join": {
+        // Token only (a newcomer): it is given an id, but sets no address; its own connections
+        // (after it proves that id) tell its address.
         if (!validAddr(b.addr)) throw new Error("join: bad addr");
         let id = b.nodeId;
         if (id === null || id === undefined) id = this.#freeNodeId();
         if (!isNodeId(id)) throw new Error("join: bad nodeId");
-        this.#learnPeer(id, b.addr);
         return { clusterId: this.clusterId, nodeId: id, peers: [...this.#peers] };
       }
       case "addLearner":
       case "allocateProducerIds":
-      case "appendRecord":
       case "register": {
-        if (this.#raft === undefined) throw new Error("not started");
-        if (this.#raft.node.role === "leader") return await this.#leaderRequest(method, b);
-        const hops = b.hop === undefined ? 0 : Number(b.hop);
-        if (!Number.isSafeInteger(hops) || hops < 0) throw new Error("bad hop count");
-        return await this.#forward(method, b, hops);
+        // A broker asks these for itself only: the node id in the body is the proven one.
+        if (b.nodeId !== member()) {
+          throw new Error(`${method}: broker ${from.nodeId} cannot ask it for broker ${b.nodeId}`);
+        }
+        return await this.#leaderOnly(method, b);
       }
+      case "appendRecord":
+      case "removeNode":
+        member();
+        return await this.#leaderOnly(method, b);
       case "status":
         return this.status();
       case "groupList":
+        member();
         return this.#groupsProvider?.() ?? [];
       case "partitionStats": {
+        member();
         const ps = b.partitions;
         if (
           typeof b.topic !== "string" || b.topic.length > 249 || !Array.isArray(ps) ||
@@ -883,6 +1013,63 @@ export class ClusterService {
       default:
         throw new Error(`unknown request ${JSON.stringify(method.slice(0, 40))}`);
     }
+  }
+
+  /** Served by the leader; a member that is not points the requester at the leader it knows. */
+  async #leaderOnly(method: string, b: Record<string, unknown>): Promise<unknown> {
+    const raft = this.#raft;
+    if (raft === undefined) throw new Error("not started");
+    if (raft.node.role === "leader") return await this.#leaderRequest(method, b);
+    const leader = raft.node.leader;
+    const addr = leader === NONE ? undefined : this.#peerAddr(leader);
+    if (addr === undefined) throw new Error("no metadata leader known yet");
+    return { redirect: { leader, addr } };
+  }
+
+  /**
+   * Removes `id` from the metadata quorum (a dead voter or learner), here as the leader.
+   * Refused for the leader itself and, unless `force`, for a broker that holds a connection to
+   * this one now (it is alive: stop it first).
+   */
+  async #removeMember(id: unknown, force: boolean): Promise<unknown> {
+    const raft = this.#raft!;
+    if (!isNodeId(id)) throw new Error("removeNode: bad nodeId");
+    const isMember = () => {
+      const c = raft.node.config;
+      return c.voters.includes(id) || c.learners.includes(id);
+    };
+    const quorum = (removed: boolean) => {
+      const c = raft.node.config;
+      return { nodeId: id, removed, voters: [...c.voters], learners: [...c.learners] };
+    };
+    // Idempotent: a broker that is not (or no longer) a member is simply reported so.
+    if (!isMember()) return quorum(false);
+    if (id === this.nodeId) {
+      throw new Error(
+        `broker ${id} leads the metadata quorum and cannot remove itself; stop it (leadership ` +
+          "moves to another voter) and ask again",
+      );
+    }
+    if (!force && this.#net.peerConnected(id)) {
+      throw new Error(
+        `broker ${id} is alive (it holds a connection to the metadata leader); stop it first, ` +
+          "or force the removal",
+      );
+    }
+    // A membership change may be pending (a promotion): retry for a few seconds.
+    const until = now() + 5000;
+    for (;;) {
+      try {
+        await raft.changeMembership({ op: "remove", node: id });
+        break;
+      } catch (e) {
+        if (!(e instanceof RaftError) || e.reason !== "conf_pending" || now() > until) throw e;
+        if (!isMember()) break;
+        await sleep(50);
+      }
+    }
+    this.#log.info("member removed from the quorum", { node: id, forced: force });
+    return quorum(true);
   }
 
   /**
@@ -924,7 +1111,7 @@ export class ClusterService {
     this.#swimOutput(seeds.size > 0 ? this.#swim.join([...seeds], now()) : this.#swim.tick(now()));
   }
 
-  #onSwim(bytes: Uint8Array, fromAddr: string): void {
+  #onSwim(bytes: Uint8Array, fromAddr: string, sender: number): void {
     if (this.#swim === undefined || this.#closed) return;
     let msg;
     try {
@@ -932,6 +1119,8 @@ export class ClusterService {
     } catch {
       return; // hostile or garbled: gossip tolerates loss
     }
+    // The envelope's MAC covers its sender: a member speaks only for itself.
+    if (msg.from !== sender) return;
     this.#swimOutput(this.#swim.receive(msg, now(), validAddr(fromAddr) ? fromAddr : undefined));
   }
 

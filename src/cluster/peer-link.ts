@@ -2,14 +2,18 @@
 // replica fetches (bulk record bytes) and controller heartbeats. Each user opens its own link,
 // so bulk data never queues behind Raft heartbeats or the other way round. Calls carry ids and
 // may overlap; a lost connection fails the calls in flight and the next call reconnects.
+// Every connection starts with the cluster handshake (transport.ts): calls wait for it, and a
+// peer that cannot prove the cluster's token (or proves another node id) gets nothing.
 import { createConnection, type Socket } from "node:net";
 import {
+  AuthError,
   callFramePieces,
+  type ClientAuth,
+  ClientHandshake,
   decodeCall,
   FrameDecoder,
   FrameKind,
-  type Hello,
-  jsonFrame,
+  HANDSHAKE_TIMEOUT_MS,
   RequestError,
   splitAddr,
 } from "./transport.ts";
@@ -30,12 +34,18 @@ const MAX_IN_FLIGHT = 64;
 
 export class PeerLink {
   #sock: Socket | undefined;
+  /** Call frames written before the handshake finished (sent once it has). */
+  #queued: Uint8Array[] | undefined;
   #addr: string;
   #nextId = 1;
   readonly #pending = new Map<number, Pending>();
   #closed = false;
 
-  constructor(addr: string, readonly hello: () => Hello | undefined) {
+  /**
+   * `auth`: how this broker proves itself, asked at each connect (undefined: closing). Its
+   * `expectNodeId`, when set, is the only node id the peer may prove.
+   */
+  constructor(addr: string, readonly auth: () => ClientAuth | undefined) {
     this.#addr = addr;
   }
 
@@ -72,8 +82,10 @@ export class PeerLink {
         this.#drop(new RequestError("timed out"));
       }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
+      const queued = this.#queued;
       for (const piece of callFramePieces(FrameKind.call, { id, method, body }, tail)) {
-        sock.write(piece);
+        if (queued !== undefined) queued.push(piece);
+        else sock.write(piece);
       }
     });
   }
@@ -85,17 +97,27 @@ export class PeerLink {
 
   #connect(): Socket | undefined {
     if (this.#sock !== undefined) return this.#sock;
-    const hello = this.hello();
+    const auth = this.auth();
     const a = splitAddr(this.#addr);
-    if (a === undefined || hello === undefined) return undefined;
+    if (a === undefined || auth === undefined) return undefined;
     const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
     this.#sock = sock;
+    const queued: Uint8Array[] = [];
+    this.#queued = queued;
+    const hs = new ClientHandshake({ ...auth, session: "peer" });
+    let authed = false;
+    const timer = setTimeout(() => {
+      if (this.#sock === sock) this.#drop(new RequestError(`no handshake with ${this.#addr}`));
+    }, HANDSHAKE_TIMEOUT_MS);
     const decoder = new FrameDecoder();
     sock.on("error", () => {});
+    sock.on("connect", () => sock.write(hs.hello()));
     sock.on("close", () => {
+      clearTimeout(timer);
       if (this.#sock === sock) this.#drop(new RequestError(`connection to ${this.#addr} closed`));
     });
     sock.on("data", (chunk: Buffer) => {
+      if (this.#sock !== sock) return;
       let frames;
       try {
         frames = decoder.push(new Uint8Array(chunk));
@@ -104,6 +126,22 @@ export class PeerLink {
         return;
       }
       for (const f of frames) {
+        if (!authed) {
+          try {
+            const st = hs.step(f.kind, f.payload);
+            if (st.send) sock.write(st.send);
+            if (st.server === undefined) continue;
+          } catch (e) {
+            const msg = e instanceof Error ? e.message : String(e);
+            this.#drop(new AuthError(`cluster handshake with ${this.#addr}: ${msg}`));
+            return;
+          }
+          authed = true;
+          clearTimeout(timer);
+          if (this.#queued === queued) this.#queued = undefined;
+          for (const piece of queued) sock.write(piece);
+          continue;
+        }
         const c = f.kind === FrameKind.reply ? decodeCall(f.payload) : undefined;
         const h = c?.header as { id?: unknown; ok?: unknown; body?: unknown; error?: unknown };
         if (c === undefined || h === null || typeof h !== "object" || typeof h.id !== "number") {
@@ -118,13 +156,13 @@ export class PeerLink {
         else p.reject(new RequestError(String(h.error ?? "call failed").slice(0, 1000)));
       }
     });
-    sock.write(jsonFrame(FrameKind.hello, hello));
     return sock;
   }
 
   #drop(err: Error): void {
     const s = this.#sock;
     this.#sock = undefined;
+    this.#queued = undefined;
     s?.destroy();
     for (const p of this.#pending.values()) {
       clearTimeout(p.timer);

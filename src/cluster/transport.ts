@@ -3,8 +3,13 @@
 // [u32 length][u8 version][u8 kind][payload]; every frame and datagram is validated (size,
 // version, kind, cluster id, JSON shape) and a bad one closes the connection or is dropped:
 // hostile input never throws out of here. Sends are best effort, as Raft and SWIM expect.
+// Every TCP connection opens with a challenge-response handshake over the cluster's join token
+// (ClientHandshake / ServerHandshake below): nothing else on it is read before that, and the
+// connection then speaks only as the node id it proved. Every SWIM datagram carries a MAC and a
+// counter checked against a replay window (wrapSwim / unwrapSwim). docs/security.md.
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { ClusterKey, isNonce, MAC_BYTES, newNonce, ReplayWindow, SwimCounter } from "./auth.ts";
 
 export const FRAME_VERSION = 1;
 /** Large enough for a snapshot of a big metadata image; a bigger length closes the socket. */
@@ -25,6 +30,14 @@ export const FrameKind = {
   /** A call on an identified connection (after hello): replica fetches, controller sessions. */
   call: 6,
   reply: 7,
+  /** Handshake: the server's nonce (after the client's hello). */
+  challenge: 8,
+  /** Handshake: the client's proof over both nonces and its claimed identity. */
+  proof: 9,
+  /** Handshake: the server's identity and proof; the connection is open for frames. */
+  welcome: 10,
+  /** Handshake refused (wrong token, another cluster); the server closes the connection. */
+  denied: 11,
 } as const;
 type Kind = (typeof FrameKind)[keyof typeof FrameKind];
 const KINDS = new Set<number>(Object.values(FrameKind));
@@ -34,7 +47,12 @@ export class FrameError extends Error {
 }
 
 export class RequestError extends Error {
-  override readonly name = "RequestError";
+  override readonly name: string = "RequestError";
+}
+
+/** The other side refused our credentials or failed to prove its own (never retried blindly). */
+export class AuthError extends RequestError {
+  override readonly name = "AuthError";
 }
 
 const enc = new TextEncoder();
@@ -115,52 +133,113 @@ export function splitAddr(addr: string): { host: string; port: number } | undefi
   return { host: m[1] ?? m[2], port };
 }
 
-/** UDP/TCP gossip envelope: the cluster id and the sender's cluster address, then SWIM bytes. */
-export function wrapSwim(clusterId: string, fromAddr: string, swim: Uint8Array): Uint8Array {
+/** The first byte of a gossip envelope (1 was the unauthenticated envelope, refused now). */
+export const SWIM_ENVELOPE_VERSION = 2;
+
+export interface SwimEnvelope {
+  clusterId: string;
+  /** The sender's cluster address. */
+  fromAddr: string;
+  /** The sender's node id: the SWIM message inside must be from it. */
+  sender: number;
+  /** The sender's strictly increasing counter (replay protection). */
+  counter: number;
+  swim: Uint8Array;
+  /** The bytes the MAC covers, and the MAC. */
+  signed: Uint8Array;
+  mac: Uint8Array;
+}
+
+/**
+ * UDP/TCP gossip envelope: [u8 version=2][u8 len][cluster id][u8 len][sender's cluster address]
+ * [u32 sender id][u64 counter][SWIM bytes][32-byte HMAC-SHA256 of everything before it].
+ */
+export function wrapSwim(
+  key: ClusterKey,
+  clusterId: string,
+  fromAddr: string,
+  sender: number,
+  counter: number,
+  swim: Uint8Array,
+): Uint8Array {
   const cid = enc.encode(clusterId);
   const addr = enc.encode(fromAddr);
-  const out = new Uint8Array(3 + cid.length + addr.length + swim.length);
-  out[0] = FRAME_VERSION;
+  const head = 3 + cid.length + addr.length;
+  const body = head + 12 + swim.length;
+  const out = new Uint8Array(body + MAC_BYTES);
+  out[0] = SWIM_ENVELOPE_VERSION;
   out[1] = cid.length;
   out.set(cid, 2);
   out[2 + cid.length] = addr.length;
   out.set(addr, 3 + cid.length);
-  out.set(swim, 3 + cid.length + addr.length);
+  const v = new DataView(out.buffer);
+  v.setUint32(head, sender);
+  v.setBigUint64(head + 4, BigInt(counter));
+  out.set(swim, head + 12);
+  out.set(key.swimMac(out.subarray(0, body)), body);
   return out;
 }
 
-export function unwrapSwim(
-  b: Uint8Array,
-): { clusterId: string; fromAddr: string; swim: Uint8Array } | undefined {
+/** Parses an envelope (its MAC is checked by the caller: ClusterKey.checkSwimMac). */
+export function unwrapSwim(b: Uint8Array): SwimEnvelope | undefined {
   try {
-    if (b.length < 3 || b[0] !== FRAME_VERSION) return undefined;
+    if (b.length < 3 || b[0] !== SWIM_ENVELOPE_VERSION) return undefined;
     const cl = b[1];
     if (b.length < 3 + cl) return undefined;
     const clusterId = dec.decode(b.subarray(2, 2 + cl));
     const al = b[2 + cl];
-    if (b.length < 3 + cl + al) return undefined;
-    const fromAddr = dec.decode(b.subarray(3 + cl, 3 + cl + al));
-    return { clusterId, fromAddr, swim: b.subarray(3 + cl + al) };
+    const head = 3 + cl + al;
+    if (b.length < head + 12 + MAC_BYTES) return undefined;
+    const fromAddr = dec.decode(b.subarray(3 + cl, head));
+    const v = new DataView(b.buffer, b.byteOffset, b.length);
+    const sender = v.getUint32(head);
+    const counter = Number(v.getBigUint64(head + 4));
+    const body = b.length - MAC_BYTES;
+    return {
+      clusterId,
+      fromAddr,
+      sender,
+      counter,
+      swim: b.subarray(head + 12, body),
+      signed: b.subarray(0, body),
+      mac: b.subarray(body),
+    };
   } catch {
     return undefined;
   }
 }
 
+/** How a client proves itself: a ClientAuth, or just the token (operators' tools, tests). */
+export type RequestAuth = ClientAuth | { token: string };
+
 /**
- * One request to a broker's cluster port on its own short-lived connection (no identity
- * needed: joiners, operators and tests use it); rejects on timeout or an error answer.
+ * One request to a broker's cluster port on its own short-lived connection, after the handshake
+ * (joiners, operators' tools and tests prove the token only; members also their node id);
+ * rejects on timeout or an error answer, with an AuthError when the credentials are refused.
  */
 export function clusterRequest(
   addr: string,
   method: string,
   body: unknown,
   timeoutMs: number,
+  auth: RequestAuth,
 ): Promise<unknown> {
   const a = splitAddr(addr);
   if (a === undefined) return Promise.reject(new RequestError(`bad address ${addr}`));
+  const ca: ClientAuth = "token" in auth
+    ? {
+      key: new ClusterKey(auth.token),
+      clusterId: null,
+      nodeId: null,
+      addr: null,
+      session: "request",
+    }
+    : auth;
   return new Promise((resolve, reject) => {
     const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
     const decoder = new FrameDecoder();
+    const hs = new ClientHandshake({ ...ca, session: "request" });
+    let authed = false;
     let done = false;
     const finish = (err: Error | undefined, v?: unknown) => {
       if (done) return;
@@ -176,19 +255,31 @@ export function clusterRequest(
     );
     sock.on("error", (e) => finish(new RequestError(`${method} to ${addr}: ${e.message}`)));
     sock.on("close", () => finish(new RequestError(`${method} to ${addr}: connection closed`)));
+    sock.on("connect", () => sock.write(hs.hello()));
     sock.on("data", (chunk: Buffer) => {
       try {
         for (const f of decoder.push(new Uint8Array(chunk))) {
+          if (!authed) {
+            const st = hs.step(f.kind, f.payload);
+            if (st.send) sock.write(st.send);
+            if (st.server) {
+              authed = true;
+              sock.write(jsonFrame(FrameKind.request, { method, body }));
+            }
+            continue;
+          }
           const r = f.kind === FrameKind.response ? parseJson(f.payload) : undefined;
           if (!isObj(r)) return finish(new RequestError(`${method} to ${addr}: bad answer`));
           if (r.ok === true) return finish(undefined, r.body);
           return finish(new RequestError(String(r.error ?? "request failed").slice(0, 1000)));
         }
       } catch (e) {
+        if (e instanceof AuthError) {
+          return finish(new AuthError(`${method} to ${addr}: ${e.message}`));
+        }
         finish(e as Error);
       }
     });
-    sock.write(jsonFrame(FrameKind.request, { method, body }));
   });
 }
 
@@ -198,21 +289,29 @@ export interface Hello {
   addr: string;
 }
 
+/** Who sent a request: the node id its connection proved, or null (a joiner or a tool). */
+export interface RequestFrom {
+  nodeId: number | null;
+}
+
 export interface NetHandlers {
-  /** A Raft message from a peer that said hello with our cluster id (`from` checked). */
+  /** A Raft message from an authenticated peer (its `from` is the peer's proven node id). */
   onRaft(msg: unknown): void;
-  /** A peer's hello: its current cluster address. */
+  /** An authenticated peer connection: the peer's current cluster address. */
   onPeer(nodeId: number, addr: string): void;
-  onSwim(swim: Uint8Array, fromAddr: string): void;
+  /** An authenticated SWIM message from `sender` (MAC, counter and cluster id checked). */
+  onSwim(swim: Uint8Array, fromAddr: string, sender: number): void;
   /** Answers a request; a thrown error becomes an error response. */
-  onRequest(method: string, body: unknown): Promise<unknown>;
+  onRequest(method: string, body: unknown, from: RequestFrom): Promise<unknown>;
   /**
-   * Answers a call from an identified peer (its hello's node id): JSON body plus raw bytes.
+   * Answers a call from an identified peer (its handshake's node id): JSON body plus raw bytes.
    * A thrown error becomes an error reply.
    */
   onCall?(from: number, method: string, body: unknown, tail: Uint8Array): Promise<CallAnswer>;
-  /** A connection from a peer that said hello closed: a hint it may be gone. */
+  /** A connection from an authenticated peer closed: a hint it may be gone. */
   onPeerClosed?(nodeId: number): void;
+  /** A handshake failed (a wrong token, a forged proof, another cluster): for the log. */
+  onAuthFailure?(what: string): void;
 }
 
 export interface CallAnswer {
@@ -269,9 +368,207 @@ export function decodeCall(payload: Uint8Array): { header: unknown; tail: Uint8A
   return { header, tail: payload.subarray(4 + len) };
 }
 
+// ---- handshake ------------------------------------------------------------------------------
+//
+// client                                     server
+//   hello {nonce Nc, clusterId?, nodeId?, addr?, session}  ->
+//                                          <-  challenge {nonce Ns}
+//   proof {HMAC(k, client, Nc, Ns, claims)}  ->      (checked: else denied, close)
+//                                          <-  welcome {clusterId, nodeId, HMAC(k, server, ...)}
+//   frames (the client waited for the welcome, so nothing is sent to an unproven server, and
+//   the server reads nothing before the proof)  ->
+//
+// Each proof covers both nonces, so a proof recorded from one connection is worthless on any
+// other; the client's claims (node id, address, cluster id, session kind) are bound to the
+// connection by its proof. Frames after the handshake are not MACed (docs/security.md).
+
+/** Handshake frames are small; a longer one closes the connection before it is buffered. */
+const MAX_HANDSHAKE_FRAME = 4096;
+/** A connection that has not finished its handshake in this long is closed. */
+export const HANDSHAKE_TIMEOUT_MS = 5000;
+/**
+ * Connections still in their handshake beyond this many (in all, or from one remote address)
+ * are refused at once: a stranger holding many half-open handshakes cannot crowd out brokers
+ * on other addresses.
+ */
+const MAX_PENDING_HANDSHAKES = 1024;
+const MAX_PENDING_HANDSHAKES_PER_ADDRESS = 64;
+
+export interface ClientAuth {
+  key: ClusterKey;
+  /** The cluster we belong to (null: a joiner or a tool that does not know it). */
+  clusterId: string | null;
+  /** Our node id (null: a joiner before it has one, or an operator's tool). */
+  nodeId: number | null;
+  /** Our cluster address, for the peer to learn (null for tools). */
+  addr: string | null;
+  /** "peer": a long-lived connection of a member (Raft, gossip, calls); "request": one request. */
+  session: "peer" | "request";
+  /** The node id we mean to reach, when known: a server proving another id is refused. */
+  expectNodeId?: number;
+}
+
+/** The server of a connection, as its welcome proved it. */
+export interface ProvenServer {
+  clusterId: string;
+  nodeId: number;
+}
+
+/** The client of an inbound connection, as its proof bound it. */
+export interface ProvenClient {
+  nodeId: number | null;
+  addr: string | null;
+  session: "peer" | "request";
+}
+
+const NODE_ID_MAX = 0x7fffffff;
+const isNodeIdOrNull = (v: unknown): v is number | null =>
+  v === null || (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 && v <= NODE_ID_MAX);
+
+/** The client side of one connection's handshake. step() throws AuthError on any failure. */
+export class ClientHandshake {
+  readonly #nc = newNonce();
+  #ns: string | undefined;
+  #done = false;
+  constructor(readonly auth: ClientAuth) {}
+
+  hello(): Uint8Array {
+    const a = this.auth;
+    return jsonFrame(FrameKind.hello, {
+      nonce: this.#nc,
+      clusterId: a.clusterId,
+      nodeId: a.nodeId,
+      addr: a.addr,
+      session: a.session,
+    });
+  }
+
+  /** The server's next frame: what to send back, and the server once it proved itself. */
+  step(kind: number, payload: Uint8Array): { send?: Uint8Array; server?: ProvenServer } {
+    const a = this.auth;
+    const v = parseJson(payload);
+    if (kind === FrameKind.denied) {
+      const why = isObj(v) && typeof v.error === "string" ? v.error.slice(0, 300) : "refused";
+      throw new AuthError(why);
+    }
+    if (this.#done || !isObj(v)) throw new AuthError("unexpected frame in the handshake");
+    if (this.#ns === undefined) {
+      if (kind !== FrameKind.challenge || !isNonce(v.nonce)) {
+        throw new AuthError("the peer does not speak the cluster handshake");
+      }
+      this.#ns = v.nonce;
+      const proof = a.key.proof("client", [
+        this.#nc,
+        this.#ns,
+        a.clusterId,
+        a.nodeId,
+        a.addr,
+        a.session,
+      ]);
+      return { send: jsonFrame(FrameKind.proof, { proof }) };
+    }
+    if (
+      kind !== FrameKind.welcome || typeof v.clusterId !== "string" ||
+      !isNodeIdOrNull(v.nodeId) || v.nodeId === null ||
+      !a.key.checkProof("server", [this.#nc, this.#ns, v.clusterId, v.nodeId, a.nodeId], v.proof)
+    ) {
+      throw new AuthError("the peer did not prove it knows the cluster's join token");
+    }
+    if (a.clusterId !== null && v.clusterId !== a.clusterId) {
+      throw new AuthError(`the peer belongs to cluster ${v.clusterId.slice(0, 64)}`);
+    }
+    if (a.expectNodeId !== undefined && v.nodeId !== a.expectNodeId) {
+      throw new AuthError(`the peer is broker ${v.nodeId}, not broker ${a.expectNodeId}`);
+    }
+    this.#done = true;
+    return { server: { clusterId: v.clusterId, nodeId: v.nodeId } };
+  }
+}
+
+/**
+ * The server side of one inbound connection's handshake: the client's node id, if any, is the
+ * one its proof covers. step() answers `close` (after sending `send`, if any) on any failure.
+ */
+export class ServerHandshake {
+  readonly #ns = newNonce();
+  #hello: ProvenClient & { nonce: string; clusterId: string | null } | undefined;
+  constructor(readonly key: ClusterKey, readonly me: { clusterId: string; nodeId: number }) {}
+
+  step(
+    kind: number,
+    payload: Uint8Array,
+  ): { send?: Uint8Array; client?: ProvenClient; close?: string } {
+    const v = parseJson(payload);
+    if (!isObj(v)) return { close: "a malformed handshake frame" };
+    if (this.#hello === undefined) {
+      if (
+        kind !== FrameKind.hello || !isNonce(v.nonce) ||
+        !(v.clusterId === null || typeof v.clusterId === "string") ||
+        !isNodeIdOrNull(v.nodeId) ||
+        !(v.addr === null || (typeof v.addr === "string" && splitAddr(v.addr) !== undefined)) ||
+        (v.session !== "peer" && v.session !== "request") ||
+        // A member's long-lived connection names itself fully.
+        (v.session === "peer" && (v.nodeId === null || v.addr === null || v.clusterId === null))
+      ) return { close: "a frame before the handshake, or a malformed hello" };
+      this.#hello = {
+        nonce: v.nonce,
+        clusterId: v.clusterId as string | null,
+        nodeId: v.nodeId,
+        addr: v.addr as string | null,
+        session: v.session,
+      };
+      return { send: jsonFrame(FrameKind.challenge, { nonce: this.#ns }) };
+    }
+    const h = this.#hello;
+    if (kind !== FrameKind.proof) return { close: "a frame before the handshake finished" };
+    const ok = this.key.checkProof("client", [
+      h.nonce,
+      this.#ns,
+      h.clusterId,
+      h.nodeId,
+      h.addr,
+      h.session,
+    ], v.proof);
+    if (!ok) {
+      return {
+        close: "a wrong proof (not this cluster's join token, or a replayed handshake)",
+        send: jsonFrame(FrameKind.denied, {
+          error: "cluster authentication failed: the join token is not this cluster's",
+        }),
+      };
+    }
+    if (h.clusterId !== null && h.clusterId !== this.me.clusterId) {
+      return {
+        close: `a member of cluster ${h.clusterId.slice(0, 64)}`,
+        send: jsonFrame(FrameKind.denied, {
+          error: `this broker belongs to cluster ${this.me.clusterId}, not ${h.clusterId}`,
+        }),
+      };
+    }
+    const proof = this.key.proof("server", [
+      h.nonce,
+      this.#ns,
+      this.me.clusterId,
+      this.me.nodeId,
+      h.nodeId,
+    ]);
+    return {
+      send: jsonFrame(FrameKind.welcome, {
+        clusterId: this.me.clusterId,
+        nodeId: this.me.nodeId,
+        proof,
+      }),
+      client: { nodeId: h.nodeId, addr: h.addr, session: h.session },
+    };
+  }
+}
+
 interface Outbound {
   sock: Socket;
+  /** The handshake finished: frames go straight to the socket. */
   connected: boolean;
+  /** The node id the server proved (once connected). */
+  serverId: number | undefined;
   pending: Uint8Array[];
   pendingBytes: number;
 }
@@ -284,7 +581,7 @@ export class ClusterNet {
   #out = new Map<string, Outbound>();
   #failedAt = new Map<string, number>();
   #inbound = new Set<Socket>();
-  /** Open inbound connections per peer node (after its hello). */
+  /** Open inbound peer connections per node (after their handshake). */
   #peerConns = new Map<number, number>();
 
   /** Whether `nodeId` holds a connection to this node now (a live peer keeps its Raft one). */
@@ -293,6 +590,12 @@ export class ClusterNet {
   }
   #handlers: NetHandlers | undefined;
   #hello: Hello | undefined;
+  #key: ClusterKey | undefined;
+  readonly #counter = new SwimCounter();
+  readonly #replay = new ReplayWindow();
+  /** Inbound connections still in their handshake, in all and per remote address. */
+  #handshaking = 0;
+  readonly #handshakingFrom = new Map<string, number>();
   #closed = false;
 
   private constructor(server: Server, udp: UdpSocket, port: number) {
@@ -339,9 +642,13 @@ export class ClusterNet {
     throw lastErr instanceof Error ? lastErr : new Error(String(lastErr));
   }
 
-  /** Who we are on outbound connections; until set, Raft and gossip traffic is ignored. */
-  setIdentity(h: Hello): void {
+  /**
+   * Who we are, and the cluster's key: until set, every inbound connection and datagram is
+   * refused and nothing is sent.
+   */
+  setIdentity(h: Hello, key: ClusterKey): void {
     this.#hello = { ...h };
+    this.#key = key;
   }
 
   setHandlers(h: NetHandlers): void {
@@ -349,12 +656,14 @@ export class ClusterNet {
   }
 
   sendRaft(addr: string, msg: unknown): void {
-    this.#send(addr, jsonFrame(FrameKind.raft, msg));
+    const to = isObj(msg) && typeof msg.to === "number" ? msg.to : undefined;
+    this.#send(addr, jsonFrame(FrameKind.raft, msg), to);
   }
 
   sendSwim(addr: string, swim: Uint8Array): void {
-    if (this.#hello === undefined || this.#closed) return;
-    const env = wrapSwim(this.#hello.clusterId, this.#hello.addr, swim);
+    const me = this.#hello;
+    if (me === undefined || this.#key === undefined || this.#closed) return;
+    const env = wrapSwim(this.#key, me.clusterId, me.addr, me.nodeId, this.#counter.next(), swim);
     if (env.length <= MAX_DATAGRAM_BYTES) {
       const a = splitAddr(addr);
       if (a === undefined) return;
@@ -364,9 +673,43 @@ export class ClusterNet {
     } else this.#send(addr, encodeFrame(FrameKind.swim, env));
   }
 
-  /** One request on its own short-lived connection; rejects on timeout or an error answer. */
-  request(addr: string, method: string, body: unknown, timeoutMs: number): Promise<unknown> {
-    return clusterRequest(addr, method, body, timeoutMs);
+  /**
+   * One request on its own short-lived connection, as this member (its node id proven);
+   * rejects on timeout or an error answer. `expectNodeId`: refuse a server proving another id.
+   */
+  request(
+    addr: string,
+    method: string,
+    body: unknown,
+    timeoutMs: number,
+    expectNodeId?: number,
+  ): Promise<unknown> {
+    const me = this.#hello;
+    if (me === undefined || this.#key === undefined) {
+      return Promise.reject(new RequestError("the cluster identity is not settled yet"));
+    }
+    return clusterRequest(addr, method, body, timeoutMs, {
+      key: this.#key,
+      clusterId: me.clusterId,
+      nodeId: me.nodeId,
+      addr: me.addr,
+      session: "request",
+      expectNodeId,
+    });
+  }
+
+  /** How this member proves itself on a connection of its own (PeerLink). */
+  clientAuth(expectNodeId?: number): ClientAuth | undefined {
+    const me = this.#hello;
+    if (me === undefined || this.#key === undefined || this.#closed) return undefined;
+    return {
+      key: this.#key,
+      clusterId: me.clusterId,
+      nodeId: me.nodeId,
+      addr: me.addr,
+      session: "peer",
+      expectNodeId,
+    };
   }
 
   close(): void {
@@ -381,8 +724,9 @@ export class ClusterNet {
     } catch { /* already closed */ }
   }
 
-  #send(addr: string, frame: Uint8Array): void {
-    if (this.#closed || this.#hello === undefined) return;
+  #send(addr: string, frame: Uint8Array, expectNodeId?: number): void {
+    const auth = this.clientAuth(expectNodeId);
+    if (auth === undefined) return;
     let o = this.#out.get(addr);
     if (o === undefined) {
       const failed = this.#failedAt.get(addr);
@@ -390,23 +734,58 @@ export class ClusterNet {
       const a = splitAddr(addr);
       if (a === undefined) return;
       const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
-      const out: Outbound = { sock, connected: false, pending: [], pendingBytes: 0 };
+      const out: Outbound = {
+        sock,
+        connected: false,
+        serverId: undefined,
+        pending: [],
+        pendingBytes: 0,
+      };
       o = out;
       this.#out.set(addr, out);
-      sock.on("connect", () => {
-        out.connected = true;
-        this.#failedAt.delete(addr);
-        for (const p of out.pending) sock.write(p);
-        out.pending = [];
-        out.pendingBytes = 0;
-      });
+      const hs = new ClientHandshake(auth);
+      const decoder = new FrameDecoder(MAX_HANDSHAKE_FRAME);
+      // A peer that never finishes the handshake (not a member, paused) is dropped; the next
+      // send reconnects after the backoff.
+      const timer = setTimeout(() => {
+        this.#failedAt.set(addr, performance.now());
+        sock.destroy();
+      }, HANDSHAKE_TIMEOUT_MS);
+      sock.on("connect", () => sock.write(hs.hello()));
       sock.on("error", () => this.#failedAt.set(addr, performance.now()));
       sock.on("close", () => {
+        clearTimeout(timer);
         if (this.#out.get(addr) === out) this.#out.delete(addr);
       });
-      // Inbound traffic on our outbound connections is not expected; drain and ignore it.
-      sock.on("data", () => {});
-      this.#queue(out, jsonFrame(FrameKind.hello, this.#hello));
+      sock.on("data", (chunk: Buffer) => {
+        // After the welcome nothing is expected on our outbound connections: drained, ignored.
+        if (out.connected) return;
+        try {
+          for (const f of decoder.push(new Uint8Array(chunk))) {
+            const st = hs.step(f.kind, f.payload);
+            if (st.send) sock.write(st.send);
+            if (st.server) {
+              clearTimeout(timer);
+              out.connected = true;
+              out.serverId = st.server.nodeId;
+              this.#failedAt.delete(addr);
+              for (const p of out.pending) sock.write(p);
+              out.pending = [];
+              out.pendingBytes = 0;
+              return;
+            }
+          }
+        } catch (e) {
+          this.#failedAt.set(addr, performance.now());
+          sock.destroy();
+          if (e instanceof AuthError) this.#handlers?.onAuthFailure?.(`to ${addr}: ${e.message}`);
+        }
+      });
+    } else if (
+      o.serverId !== undefined && expectNodeId !== undefined && o.serverId !== expectNodeId
+    ) {
+      // The address now belongs to another broker: this frame is not for it.
+      return;
     }
     this.#queue(o, frame);
   }
@@ -424,29 +803,56 @@ export class ClusterNet {
   }
 
   #accept(sock: Socket): void {
-    if (this.#closed) {
+    const me = this.#hello;
+    const key = this.#key;
+    const from = sock.remoteAddress ?? "";
+    if (
+      this.#closed || me === undefined || key === undefined ||
+      this.#handshaking >= MAX_PENDING_HANDSHAKES ||
+      (this.#handshakingFrom.get(from) ?? 0) >= MAX_PENDING_HANDSHAKES_PER_ADDRESS
+    ) {
       sock.destroy();
       return;
     }
     this.#inbound.add(sock);
     sock.setNoDelay(true);
-    const decoder = new FrameDecoder();
-    let peer: Hello | undefined;
+    // Handshake frames are read with a small limit: nothing large is buffered for a stranger.
+    let decoder = new FrameDecoder(MAX_HANDSHAKE_FRAME);
+    const hs = new ServerHandshake(key, { clusterId: me.clusterId, nodeId: me.nodeId });
+    let peer: ProvenClient | undefined;
+    let counted = false;
+    this.#handshaking++;
+    this.#handshakingFrom.set(from, (this.#handshakingFrom.get(from) ?? 0) + 1);
+    let handshaking = true;
+    const endHandshake = () => {
+      if (!handshaking) return;
+      handshaking = false;
+      this.#handshaking--;
+      const n = (this.#handshakingFrom.get(from) ?? 1) - 1;
+      if (n > 0) this.#handshakingFrom.set(from, n);
+      else this.#handshakingFrom.delete(from);
+      clearTimeout(timer);
+    };
+    const timer = setTimeout(() => sock.destroy(), HANDSHAKE_TIMEOUT_MS);
     sock.on("error", () => {});
     sock.on("close", () => {
+      endHandshake();
       this.#inbound.delete(sock);
-      if (peer === undefined) return;
+      if (peer === undefined || !counted || peer.nodeId === null) return;
+      const id = peer.nodeId;
       // A hint only when the peer's last connection went: a live broker keeps its Raft
       // connection while it opens and closes others (fetchers follow leadership).
-      const left = (this.#peerConns.get(peer.nodeId) ?? 1) - 1;
+      const left = (this.#peerConns.get(id) ?? 1) - 1;
       if (left > 0) {
-        this.#peerConns.set(peer.nodeId, left);
+        this.#peerConns.set(id, left);
         return;
       }
-      this.#peerConns.delete(peer.nodeId);
-      if (!this.#closed) this.#handlers?.onPeerClosed?.(peer.nodeId);
+      this.#peerConns.delete(id);
+      if (!this.#closed) this.#handlers?.onPeerClosed?.(id);
     });
+    let refused = false;
     sock.on("data", (chunk: Buffer) => {
+      if (refused) return;
       let frames;
       try {
         frames = decoder.push(new Uint8Array(chunk));
@@ -454,8 +860,41 @@ export class ClusterNet {
         sock.destroy();
         return;
       }
-      for (const f of frames) {
-        if (!this.#frame(sock, f.kind, f.payload, peer, (h) => peer = h)) {
+      for (let i = 0; i < frames.length; i++) {
+        const f = frames[i];
+        if (peer === undefined) {
+          const st = hs.step(f.kind, f.payload);
+          if (st.send && !sock.destroyed) sock.write(st.send);
+          if (st.close !== undefined) {
+            if (f.kind === FrameKind.proof) {
+              this.#handlers?.onAuthFailure?.(
+                `from ${sock.remoteAddress}:${sock.remotePort}: ${st.close}`,
+              );
+            }
+            // The denial (if any) is flushed, then the connection goes; nothing more is read.
+            refused = true;
+            sock.end();
+            setTimeout(() => sock.destroy(), 100).unref?.();
+            return;
+          }
+          if (st.client === undefined) continue;
+          // The client waits for our welcome before it sends anything else: frames already
+          // here break the protocol.
+          if (i !== frames.length - 1) {
+            sock.destroy();
+            return;
+          }
+          endHandshake();
+          peer = st.client;
+          decoder = new FrameDecoder();
+          if (peer.session === "peer" && peer.nodeId !== null) {
+            counted = true;
+            this.#peerConns.set(peer.nodeId, (this.#peerConns.get(peer.nodeId) ?? 0) + 1);
+            if (peer.addr !== null) this.#handlers?.onPeer(peer.nodeId, peer.addr);
+          }
+          continue;
+        }
+        if (!this.#frame(sock, f.kind, f.payload, peer)) {
           sock.destroy();
           return;
         }
@@ -463,32 +902,12 @@ export class ClusterNet {
     });
   }
 
-  /** Handles one inbound frame; false closes the connection. */
-  #frame(
-    sock: Socket,
-    kind: number,
-    payload: Uint8Array,
-    peer: Hello | undefined,
-    setPeer: (h: Hello) => void,
-  ): boolean {
+  /** Handles one inbound frame of an authenticated connection; false closes the connection. */
+  #frame(sock: Socket, kind: number, payload: Uint8Array, peer: ProvenClient): boolean {
     const h = this.#handlers;
-    const me = this.#hello;
     switch (kind) {
-      case FrameKind.hello: {
-        const v = parseJson(payload);
-        if (
-          !isObj(v) || typeof v.clusterId !== "string" || typeof v.addr !== "string" ||
-          typeof v.nodeId !== "number" || !Number.isSafeInteger(v.nodeId) || v.nodeId < 0 ||
-          splitAddr(v.addr) === undefined || peer !== undefined
-        ) return false;
-        if (me === undefined || v.clusterId !== me.clusterId) return false;
-        setPeer({ clusterId: v.clusterId, nodeId: v.nodeId, addr: v.addr });
-        this.#peerConns.set(v.nodeId, (this.#peerConns.get(v.nodeId) ?? 0) + 1);
-        h?.onPeer(v.nodeId, v.addr);
-        return true;
-      }
       case FrameKind.raft: {
-        if (peer === undefined) return false;
+        if (peer.nodeId === null) return false;
         const m = parseJson(payload);
         // A peer speaks only for itself: a message claiming another sender is dropped.
         if (!isObj(m) || m.from !== peer.nodeId) return true;
@@ -496,9 +915,9 @@ export class ClusterNet {
         return true;
       }
       case FrameKind.swim: {
-        const u = unwrapSwim(payload);
-        if (u === undefined || me === undefined || u.clusterId !== me.clusterId) return true;
-        h?.onSwim(u.swim, u.fromAddr);
+        if (peer.nodeId === null) return false;
+        const u = this.#openSwim(payload);
+        if (u !== undefined && u.sender === peer.nodeId) h?.onSwim(u.swim, u.fromAddr, u.sender);
         return true;
       }
       case FrameKind.request: {
@@ -509,7 +928,7 @@ export class ClusterNet {
         };
         let answer: Promise<unknown>;
         try {
-          answer = h.onRequest(v.method, v.body);
+          answer = h.onRequest(v.method, v.body, { nodeId: peer.nodeId });
         } catch (e) {
           answer = Promise.reject(e);
         }
@@ -520,8 +939,8 @@ export class ClusterNet {
         return true;
       }
       case FrameKind.call: {
-        // Only a peer that said hello may call: the node id is the hello's, never the body's.
-        if (peer === undefined || h?.onCall === undefined) return false;
+        // Only a member's connection may call: the node id is the proven one, never the body's.
+        if (peer.nodeId === null || h?.onCall === undefined) return false;
         const c = decodeCall(payload);
         if (c === undefined || !isObj(c.header)) return false;
         const { id, method, body } = c.header;
@@ -533,8 +952,9 @@ export class ClusterNet {
         // A handler that throws at once must not throw out of the socket's data event (that
         // ends the process): it becomes an error reply like a rejected promise.
         let answer: Promise<CallAnswer>;
+        const from = peer.nodeId;
         try {
-          answer = h.onCall(peer.nodeId, method, body, c.tail);
+          answer = h.onCall(from, method, body, c.tail);
         } catch (e) {
           answer = Promise.reject(e);
         }
@@ -545,15 +965,26 @@ export class ClusterNet {
         return true;
       }
       default:
+        // Handshake frames again, responses, replies: not from a client.
         return false;
     }
   }
 
-  #datagram(b: Uint8Array): void {
+  /** An envelope of our cluster whose MAC verifies and whose counter is fresh, else undefined. */
+  #openSwim(b: Uint8Array): SwimEnvelope | undefined {
     const me = this.#hello;
-    if (me === undefined || this.#closed) return;
+    const key = this.#key;
+    if (me === undefined || key === undefined) return undefined;
     const u = unwrapSwim(b);
-    if (u === undefined || u.clusterId !== me.clusterId) return;
-    this.#handlers?.onSwim(u.swim, u.fromAddr);
+    if (u === undefined || u.clusterId !== me.clusterId || u.sender > NODE_ID_MAX) return undefined;
+    if (!key.checkSwimMac(u.signed, u.mac)) return undefined;
+    if (!this.#replay.accept(u.sender, u.counter)) return undefined;
+    return u;
+  }
+
+  #datagram(b: Uint8Array): void {
+    if (this.#closed) return;
+    const u = this.#openSwim(b);
+    if (u !== undefined) this.#handlers?.onSwim(u.swim, u.fromAddr, u.sender);
   }
 }

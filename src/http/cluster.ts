@@ -12,8 +12,16 @@ import {
 } from "../core/replication-admin.ts";
 import { errorName } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./app.ts";
-import { badRequest, topicNotFound } from "./errors.ts";
-import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
+import { badRequest, HttpError, topicNotFound } from "./errors.ts";
+import {
+  commonErrors,
+  damageView,
+  ErrorSchema,
+  jsonOk,
+  PartitionDamage,
+  valid,
+  z,
+} from "./schemas.ts";
 import { groupOffsets } from "./groups.ts";
 
 const ClusterInfo = z.object({
@@ -66,6 +74,16 @@ export const NOT_READY = {
   message: "the broker is not ready: it is starting or shutting down; retry shortly",
 };
 
+/** Partitions held here whose log knows of damage (docs/storage.md, Damaged data and quarantine). */
+function damagedPartitions(broker: Broker) {
+  // Absent in tests that stub the broker for readiness alone.
+  const held = (broker.partitions as Broker["partitions"] | undefined)?.partitions() ?? [];
+  return held.flatMap((st) => {
+    const d = st.log.damaged();
+    return d === null ? [] : [{ topic: st.topic, partition: st.partition, ...damageView(d) }];
+  });
+}
+
 /** Gauges computed at scrape time from the log and group state. */
 function collectGauges(broker: Broker): GaugeFamily[] {
   const hw: GaugeFamily = {
@@ -86,6 +104,17 @@ function collectGauges(broker: Broker): GaugeFamily[] {
   const size: GaugeFamily = {
     name: "broker_partition_size_bytes",
     help: "bytes on disk per partition",
+    samples: [],
+  };
+  const damaged: GaugeFamily = {
+    name: "broker_partition_damaged",
+    help: "1 when the partition's log here holds damaged records (quarantined: writes refused " +
+      "until repaired; or unreadable in place), else 0",
+    samples: [],
+  };
+  const quarantined: GaugeFamily = {
+    name: "broker_partition_quarantined_offsets",
+    help: "offsets of acknowledged records quarantined as damaged (kept out of use until repaired)",
     samples: [],
   };
   const counts: GaugeFamily = {
@@ -112,6 +141,10 @@ function collectGauges(broker: Broker): GaugeFamily[] {
     end.samples.push({ labels, value: st.log.logEndOffset() });
     start.samples.push({ labels, value: st.log.logStartOffset() });
     size.samples.push({ labels, value: st.log.sizeBytes() });
+    const d = st.log.damaged();
+    damaged.samples.push({ labels, value: d === null ? 0 : 1 });
+    const span = d?.state === "quarantined" && d.toOffset !== null ? d.toOffset - d.fromOffset : 0;
+    quarantined.samples.push({ labels, value: span });
   }
   for (const g of broker.groups.coordinator.listGroups()) {
     let sum = 0;
@@ -125,7 +158,18 @@ function collectGauges(broker: Broker): GaugeFamily[] {
     }
     lagSum.samples.push({ labels: { group: g.groupId }, value: sum });
   }
-  return [hw, end, start, size, counts, lag, lagSum, ...replicationGauges(broker)];
+  return [
+    hw,
+    end,
+    start,
+    size,
+    damaged,
+    quarantined,
+    counts,
+    lag,
+    lagSum,
+    ...replicationGauges(broker),
+  ];
 }
 
 /**
@@ -272,6 +316,28 @@ const ElectionResults = z.object({
   })),
 }).openapi("ElectionResults");
 
+const MemberParams = z.object({
+  node_id: z.string().regex(/^\d{1,10}$/, "node_id must be an integer ≥ 0").openapi({
+    param: { name: "node_id", in: "path" },
+    example: "3",
+  }),
+});
+
+const RemovedMember = z.object({
+  node_id: z.number().int(),
+  removed: z.boolean().openapi({ description: "false: it was not a member (nothing changed)" }),
+  voters: z.array(z.number().int()),
+  learners: z.array(z.number().int()),
+}).openapi("RemovedMember");
+
+/** A refusal of removeNode (here or passed back from the leader) as an HTTP error. */
+function removeNodeError(e: unknown): HttpError {
+  const msg = e instanceof Error ? e.message : String(e);
+  if (/is alive|cannot remove itself/.test(msg)) return new HttpError(409, 40901, msg);
+  if (/bad nodeId/.test(msg)) return badRequest(msg);
+  return new HttpError(503, 50301, `the metadata leader could not remove the broker: ${msg}`);
+}
+
 export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
   metrics.collect(() => collectGauges(broker));
 
@@ -297,7 +363,15 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       tags: ["cluster"],
       summary: "Readiness: 200 only once the broker serves",
       responses: {
-        200: jsonOk(z.object({ ready: z.boolean() })),
+        200: jsonOk(z.object({
+          ready: z.boolean(),
+          damaged_partitions: z.array(
+            PartitionDamage.extend({ topic: z.string(), partition: z.number().int() }),
+          ).optional().openapi({
+            description: "present when partitions held here are damaged: the broker still " +
+              "serves (200), those partitions need an operator (docs/storage.md)",
+          }),
+        })),
         503: jsonOk(
           z.object({ ready: z.boolean(), error_code: z.number().int(), message: z.string() }),
           "not ready",
@@ -305,7 +379,11 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       },
     }),
     (c) => {
-      if (broker.isReady()) return c.json({ ready: true }, 200);
+      if (broker.isReady()) {
+        const damaged = damagedPartitions(broker);
+        if (damaged.length === 0) return c.json({ ready: true }, 200);
+        return c.json({ ready: true, damaged_partitions: damaged }, 200);
+      }
       return c.json({ ready: false, ...NOT_READY }, 503);
     },
   );
@@ -411,6 +489,51 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
           message: r.message,
         })),
       }, 200);
+    },
+  );
+
+  on(
+    app,
+    createRoute({
+      method: "delete",
+      path: "/cluster/members/{node_id}",
+      tags: ["cluster"],
+      summary: "Remove a dead broker from the metadata quorum (voter or learner)",
+      request: {
+        params: MemberParams,
+        query: z.object({
+          force: z.enum(["true", "false"]).optional().openapi({
+            description: "remove it even while it holds a connection to the leader (alive)",
+          }),
+        }),
+      },
+      responses: {
+        200: jsonOk(RemovedMember),
+        ...commonErrors,
+        409: {
+          description: "the broker is alive (not forced), or it is the leader itself",
+          content: { "application/json": { schema: ErrorSchema } },
+        },
+        503: {
+          description: "no metadata leader could be reached",
+          content: { "application/json": { schema: ErrorSchema } },
+        },
+      },
+    }),
+    async (c) => {
+      const id = Number(valid(c, "param", MemberParams).node_id);
+      if (id > 2147483647) throw badRequest("node_id must be at most 2147483647");
+      const force = (c.req.query("force") ?? "false") === "true";
+      let r;
+      try {
+        r = await broker.cluster.removeNode(id, force);
+      } catch (e) {
+        throw removeNodeError(e);
+      }
+      return c.json(
+        { node_id: r.nodeId, removed: r.removed, voters: r.voters, learners: r.learners },
+        200,
+      );
     },
   );
 

@@ -4,6 +4,7 @@ import {
   brokerCommand,
   type RunningBroker,
   startBrokerProcess,
+  TEST_JOIN_TOKEN,
 } from "../helpers/broker-process.ts";
 
 let b: RunningBroker;
@@ -37,6 +38,8 @@ test("--help with examples on every subcommand", () => {
       "group reset-offsets",
       "group delete",
       "cluster status",
+      "cluster join-token",
+      "cluster remove-node",
     ]
   ) {
     const r = cli([...c.split(" "), "--help"]);
@@ -75,6 +78,21 @@ test("topic, produce, consume, group and cluster commands", () => {
   expect(cli(["group", "describe", "cg", "--json"]).out).toContain('"lag": 3');
   expect(cli(["group", "delete", "cg"]).code).toBe(0);
   expect(cli(["cluster", "status"]).out).toMatch(/cluster \S+, controller 0/);
+  // The join token is read from the data dir (never over HTTP); the broker runs with the
+  // helper's token.
+  const jt = cli(["cluster", "join-token", "--data-dir", b.dataDir]);
+  expect(jt.code).toBe(0);
+  expect(jt.out.trim()).toBe(TEST_JOIN_TOKEN);
+  const none = cli(["cluster", "join-token", "--data-dir", b.dataDir + "-nope"]);
+  expect(none.code).toBe(1);
+  expect(none.err).toContain("no join token in");
+  // remove-node: a broker that is not a member is reported; the leader itself is refused.
+  expect(cli(["cluster", "remove-node", "7"]).out).toContain("broker 7 is not a member");
+  const self = cli(["cluster", "remove-node", "0"]);
+  expect(self.code).toBe(1);
+  expect(self.err).toContain("409");
+  expect(self.err).toContain("cannot remove itself");
+  expect(cli(["cluster", "remove-node", "x"]).err).toContain("must be an integer");
   const bad = cli(["topic", "describe", "nope"]);
   expect(bad.code).toBe(1);
   expect(bad.err.trim().split("\n")).toHaveLength(1);

@@ -4,6 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { createSocket } from "node:dgram";
 import { createConnection } from "node:net";
 import { SqliteRaftStorage } from "../../src/cluster/raft-storage-sqlite.ts";
+import { ClusterKey, ReplayWindow } from "../../src/cluster/auth.ts";
 import {
   ClusterNet,
   clusterRequest,
@@ -19,6 +20,9 @@ import { tempDir } from "../helpers/broker-process.ts";
 
 const nets: ClusterNet[] = [];
 afterAll(() => nets.forEach((n) => n.close()));
+const TOKEN = "adapters-test-token-0123456789abcdefghijklmnop";
+const key = new ClusterKey(TOKEN);
+const auth = { token: TOKEN };
 
 test("FrameDecoder: frames split anywhere reassemble; bad length, version or kind throw", () => {
   const f1 = jsonFrame(FrameKind.raft, { a: 1 });
@@ -39,14 +43,39 @@ test("FrameDecoder: frames split anywhere reassemble; bad length, version or kin
   expect(() => new FrameDecoder().push(badKind)).toThrow(FrameError);
 });
 
-test("gossip envelope round-trips and rejects truncation", () => {
-  const w = wrapSwim("X5QWGSrLTYK_8d9B5kAJwQ", "127.0.0.1:9093", new Uint8Array([1, 2, 3]));
+test("gossip envelope round-trips, carries a MAC and rejects truncation", () => {
+  const w = wrapSwim(
+    key,
+    "X5QWGSrLTYK_8d9B5kAJwQ",
+    "127.0.0.1:9093",
+    7,
+    123456,
+    new Uint8Array([1, 2, 3]),
+  );
   const u = unwrapSwim(w)!;
   expect(u.clusterId).toBe("X5QWGSrLTYK_8d9B5kAJwQ");
   expect(u.fromAddr).toBe("127.0.0.1:9093");
+  expect(u.sender).toBe(7);
+  expect(u.counter).toBe(123456);
   expect([...u.swim]).toEqual([1, 2, 3]);
+  expect(key.checkSwimMac(u.signed, u.mac)).toBe(true);
+  expect(new ClusterKey("another-token-0123456789abcdefghijklmnopq").checkSwimMac(u.signed, u.mac))
+    .toBe(false);
   expect(unwrapSwim(w.subarray(0, 10))).toBeUndefined();
   expect(unwrapSwim(new Uint8Array([2, 0, 0]))).toBeUndefined();
+});
+
+test("replay window: each counter once per sender, reordering within 5 s, nothing older", () => {
+  const w = new ReplayWindow();
+  const t = 1_700_000_000_000_000;
+  expect(w.accept(1, t)).toBe(true);
+  expect(w.accept(1, t)).toBe(false); // replay
+  expect(w.accept(2, t)).toBe(true); // another sender's counters are its own
+  expect(w.accept(1, t + 3_000_000)).toBe(true);
+  expect(w.accept(1, t + 1_000_000)).toBe(true); // late, but within the window
+  expect(w.accept(1, t + 1_000_000)).toBe(false);
+  expect(w.accept(1, t + 9_000_000)).toBe(true);
+  expect(w.accept(1, t + 3_500_000)).toBe(false); // more than 5 s below the newest
 });
 
 test("ClusterNet: hostile bytes never reach the handlers or crash; requests still work", async () => {
@@ -58,7 +87,7 @@ test("ClusterNet: hostile bytes never reach the handlers or crash; requests stil
     clusterId: "X5QWGSrLTYK_8d9B5kAJwQ",
     nodeId: 1,
     addr: `127.0.0.1:${net.port}`,
-  });
+  }, key);
   net.setHandlers({
     onRaft: (m) => raft.push(m),
     onPeer: () => {},
@@ -77,8 +106,8 @@ test("ClusterNet: hostile bytes never reach the handlers or crash; requests stil
       });
       s.on("error", () => resolve());
     });
-  // Garbage, a huge length, a raft frame without hello, a hello of another cluster, a
-  // spoofed sender after a valid hello.
+  // Garbage, a huge length, a raft frame without a handshake, a hello of another cluster, an
+  // old-style hello (no handshake) followed by raft frames: none reaches the handlers.
   await send(new Uint8Array(64).map((_, i) => (i * 37) & 255));
   await send(new Uint8Array([0xff, 0xff, 0xff, 0xff, 1, 2]));
   await send(jsonFrame(FrameKind.raft, { type: "hb", from: 2, to: 1 }));
@@ -103,20 +132,33 @@ test("ClusterNet: hostile bytes never reach the handlers or crash; requests stil
       ...jsonFrame(FrameKind.raft, { type: "hb", from: 2, to: 1 }),
     ]),
   );
-  // UDP: garbage and another cluster's gossip are dropped; ours gets through.
+  // UDP: garbage, another cluster's gossip and a wrong key's are dropped; ours gets through
+  // once (the same datagram again is a replay).
   const udp = createSocket("udp4");
   const dgram = (b: Uint8Array) => udp.send(b, net.port, "127.0.0.1");
+  const other = new ClusterKey("another-token-0123456789abcdefghijklmnopq");
   dgram(new Uint8Array([1, 2, 3, 4]));
-  dgram(wrapSwim("AAAAAAAAAAAAAAAAAAAAAA", "h:1", new Uint8Array([9])));
-  dgram(wrapSwim("X5QWGSrLTYK_8d9B5kAJwQ", "h:1", new Uint8Array([9])));
+  dgram(wrapSwim(key, "AAAAAAAAAAAAAAAAAAAAAA", "h:1", 2, 1, new Uint8Array([9])));
+  dgram(wrapSwim(other, "X5QWGSrLTYK_8d9B5kAJwQ", "h:1", 2, 1, new Uint8Array([9])));
+  const good = wrapSwim(key, "X5QWGSrLTYK_8d9B5kAJwQ", "h:1", 2, 1, new Uint8Array([9]));
+  dgram(good);
+  await Bun.sleep(50);
+  dgram(good);
   await Bun.sleep(100);
   udp.close();
-  expect(raft).toEqual([{ type: "hb", from: 2, to: 1 }]);
+  expect(raft).toEqual([]);
   expect(swim.length).toBe(1);
-  expect(await clusterRequest(`127.0.0.1:${net.port}`, "echo", { x: 1 }, 1000)).toEqual({ x: 1 });
-  await expect(clusterRequest(`127.0.0.1:${net.port}`, "nope", {}, 1000)).rejects.toThrow(
+  expect(await clusterRequest(`127.0.0.1:${net.port}`, "echo", { x: 1 }, 1000, auth)).toEqual({
+    x: 1,
+  });
+  await expect(clusterRequest(`127.0.0.1:${net.port}`, "nope", {}, 1000, auth)).rejects.toThrow(
     "no such method",
   );
+  await expect(
+    clusterRequest(`127.0.0.1:${net.port}`, "echo", {}, 1000, {
+      token: "wrong-token-0123456789abcdefghijklmnopqrstu",
+    }),
+  ).rejects.toThrow("cluster authentication failed");
 });
 
 test("SqliteRaftStorage: hard state, entries and snapshots survive a reopen", async () => {
@@ -156,7 +198,7 @@ test("ClusterNet: a call handler that throws at once answers an error; the proce
   const net = await ClusterNet.bind("127.0.0.1", 0);
   nets.push(net);
   const clusterId = "X5QWGSrLTYK_8d9B5kAJwQ";
-  net.setIdentity({ clusterId, nodeId: 1, addr: `127.0.0.1:${net.port}` });
+  net.setIdentity({ clusterId, nodeId: 1, addr: `127.0.0.1:${net.port}` }, key);
   net.setHandlers({
     onRaft: () => {},
     onPeer: () => {},
@@ -171,16 +213,18 @@ test("ClusterNet: a call handler that throws at once answers an error; the proce
   });
   const { PeerLink } = await import("../../src/cluster/peer-link.ts");
   const link = new PeerLink(`127.0.0.1:${net.port}`, () => ({
+    key,
     clusterId,
     nodeId: 7,
     addr: "127.0.0.1:1",
+    session: "peer",
   }));
   await expect(link.call("boom", {}, 2000)).rejects.toThrow("thrown, not rejected");
-  // The caller is the hello's node id, and the connection still serves.
+  // The caller is the handshake's node id, and the connection still serves.
   expect((await link.call("ok", {}, 2000)).body).toEqual({ from: 7 });
   link.close();
   const { clusterRequest } = await import("../../src/cluster/transport.ts");
-  await expect(clusterRequest(`127.0.0.1:${net.port}`, "x", {}, 2000)).rejects.toThrow(
+  await expect(clusterRequest(`127.0.0.1:${net.port}`, "x", {}, 2000, auth)).rejects.toThrow(
     "thrown, not rejected",
   );
 });

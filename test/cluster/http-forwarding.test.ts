@@ -5,7 +5,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { offsetsPartitionFor } from "../../src/groups/index.ts";
 import { PeerLink } from "../../src/cluster/peer-link.ts";
-import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import { ClusterKey } from "../../src/cluster/auth.ts";
+import {
+  type RunningBroker,
+  startBrokerProcess,
+  tempDir,
+  TEST_JOIN_TOKEN,
+} from "../helpers/broker-process.ts";
 
 const all: RunningBroker[] = [];
 afterAll(() => {
@@ -365,9 +371,16 @@ describe("HTTP on any broker", () => {
       const rf1 = await leaders(bs[0], "rf1");
       const target = bs[rf1[0].leader];
       const asId = (rf1[0].leader + 1) % 3;
-      // Any process that reaches the port can say hello; it speaks as the node id it names.
+      // A process that holds the join token speaks as the node id it proves.
+      const key = new ClusterKey(TEST_JOIN_TOKEN);
       const link = (nodeId: number, addr: string) =>
-        new PeerLink(target.clusterAddr, () => ({ clusterId: c.body.cluster_id, nodeId, addr }));
+        new PeerLink(target.clusterAddr, () => ({
+          key,
+          clusterId: c.body.cluster_id,
+          nodeId,
+          addr,
+          session: "peer",
+        }));
       const peer = link(asId, bs[asId].clusterAddr);
       const refused = (p: Promise<unknown>) => p.then(() => "answered", (e: Error) => e.message);
       const part = {

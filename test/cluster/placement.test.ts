@@ -7,7 +7,12 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { clusterRequest } from "../../src/cluster/transport.ts";
 import type { ClusterStatus } from "../../src/cluster/node.ts";
-import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import {
+  type RunningBroker,
+  startBrokerProcess,
+  tempDir,
+  TEST_AUTH,
+} from "../helpers/broker-process.ts";
 import { RawClient } from "../kafka/raw-client.ts";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 
@@ -61,7 +66,9 @@ test(
     const bs = [b0, b1, b2];
     const leaderId = await waitFor("one leader with 3 voters", 25_000, async () => {
       const ss = await Promise.all(
-        bs.map((b) => clusterRequest(b.clusterAddr, "status", {}, 1000) as Promise<ClusterStatus>),
+        bs.map((b) =>
+          clusterRequest(b.clusterAddr, "status", {}, 1000, TEST_AUTH) as Promise<ClusterStatus>
+        ),
       );
       const l = ss[0].quorum.leader;
       return l >= 0 && ss.every((s) => s.quorum.leader === l && s.quorum.voters.length === 3)

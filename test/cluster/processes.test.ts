@@ -3,7 +3,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { clusterRequest } from "../../src/cluster/transport.ts";
 import type { ClusterStatus } from "../../src/cluster/node.ts";
-import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import {
+  type RunningBroker,
+  startBrokerProcess,
+  tempDir,
+  TEST_AUTH,
+} from "../helpers/broker-process.ts";
 import { RawClient } from "../kafka/raw-client.ts";
 
 const all: RunningBroker[] = [];
@@ -36,7 +41,7 @@ async function start(
 
 async function status(b: RunningBroker, timeoutMs = 1000): Promise<ClusterStatus | undefined> {
   try {
-    return await clusterRequest(b.clusterAddr, "status", {}, timeoutMs) as ClusterStatus;
+    return await clusterRequest(b.clusterAddr, "status", {}, timeoutMs, TEST_AUTH) as ClusterStatus;
   } catch {
     return undefined;
   }
@@ -181,7 +186,7 @@ describe("cluster of real processes", () => {
       leader.kill("SIGSTOP");
       // Requests queue in the paused leader's sockets; it sees them only after SIGCONT.
       const write = createTopic(leader, "stale-write", 8000);
-      const read = clusterRequest(leader.clusterAddr, "linearizableRead", {}, 8000).then(
+      const read = clusterRequest(leader.clusterAddr, "linearizableRead", {}, 8000, TEST_AUTH).then(
         (r) => r as { role: string },
         (e: Error) => ({ role: `failed: ${e.message}` }),
       );

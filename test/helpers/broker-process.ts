@@ -1,11 +1,19 @@
 // Runs a real broker as a child process (the compiled binary when BROKER_BIN is set, else `bun src/main.ts`)
 // on ports chosen by the kernel, and learns its addresses from its "broker started" log line.
+// Every broker started here gets BROKER_JOIN_TOKEN=TEST_JOIN_TOKEN unless the test's env sets
+// another (or "": none): the first broker of a cluster takes it as the cluster's token, and
+// joiners prove it.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
 const ROOT = join(import.meta.dir, "..", "..");
+
+/** The join token of clusters started by tests (not secret: test clusters listen on loopback). */
+export const TEST_JOIN_TOKEN = "test-cluster-join-token-0123456789abcdefghij";
+/** Credentials for clusterRequest against brokers started here. */
+export const TEST_AUTH = { token: TEST_JOIN_TOKEN };
 
 export function brokerCommand(): string[] {
   const bin = process.env.BROKER_BIN;
@@ -57,7 +65,7 @@ export async function startBrokerProcess(opts: StartOptions = {}): Promise<Runni
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, BROKER_JOIN_TOKEN: TEST_JOIN_TOKEN, ...opts.env },
   });
   const logs: string[] = [];
   const { promise: started, resolve: resolveStarted } = Promise.withResolvers<

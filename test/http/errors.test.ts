@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { clusterRequest } from "../../src/cluster/transport.ts";
 import type { ClusterStatus } from "../../src/cluster/node.ts";
 import { statusForKafkaCode } from "../../src/http/errors.ts";
-import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import {
+  type RunningBroker,
+  startBrokerProcess,
+  tempDir,
+  TEST_AUTH,
+} from "../helpers/broker-process.ts";
 
 const started: RunningBroker[] = [];
 let b: RunningBroker;
@@ -203,7 +208,7 @@ describe("error statuses", () => {
 
 async function status(x: RunningBroker): Promise<ClusterStatus | undefined> {
   try {
-    return await clusterRequest(x.clusterAddr, "status", {}, 1000) as ClusterStatus;
+    return await clusterRequest(x.clusterAddr, "status", {}, 1000, TEST_AUTH) as ClusterStatus;
   } catch {
     return undefined;
   }

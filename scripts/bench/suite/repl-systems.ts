@@ -1,7 +1,9 @@
 // The two three-server clusters of the replicated section, all on 127.0.0.1: three of our brokers
 // joined with --join (fixed ports, so a killed broker restarts on its data dir and addresses), and
 // three nats-server processes with JetStream, routed to each other. Servers go through proc.ts,
-// so the suite's killAll stops them on failure or Ctrl-C.
+// so the suite's killAll stops them on failure or Ctrl-C. Our brokers share one join token, made
+// up per cluster: the first takes it as the cluster's, the others prove it (docs/security.md).
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cpuSeconds, freePort, type Server, sleep, startServer, stopServer } from "./proc.ts";
@@ -48,6 +50,7 @@ async function getJson<T>(url: string, timeoutMs = 3000): Promise<T | undefined>
 
 export class OursCluster {
   readonly nodes: Node[];
+  readonly joinToken = randomBytes(32).toString("base64url");
 
   /** `cmd`: the broker command (the built binary, or `bun [--cpu-prof…] src/main.ts`). */
   constructor(readonly cmd: string[], dir: string, readonly size = 3) {
@@ -104,6 +107,7 @@ export class OursCluster {
       `127.0.0.1:${n.httpPort}`,
       "--cluster-addr",
       `127.0.0.1:${n.clusterPort}`,
+      `--join-token=${this.joinToken}`,
       ...(seed ? ["--join", `127.0.0.1:${seed.clusterPort}`] : []),
     ];
     const server = startServer(`broker-${id}`, args);

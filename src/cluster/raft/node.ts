@@ -133,13 +133,18 @@ export class RaftNode {
     return this.#prs.get(id);
   }
 
-  /** Leader only: learners whose log is within catchUpMargin of the leader's. */
+  /**
+   * Leader only: learners that have acknowledged every entry up to the leader's commit index
+   * (now, when the promotion is decided) and answered since the last CheckQuorum round. A node
+   * that never answers has matched nothing, so it is never promoted; promoting one would make a
+   * voter of it that every later commit waits for.
+   */
   caughtUpLearners(): NodeId[] {
     if (this.#role !== "leader") return [];
-    const last = this.log.lastIndex();
+    const commit = this.#commit;
     return this.log.config().learners.filter((id) => {
       const p = this.#prs.get(id);
-      return p !== undefined && p.match + this.opts.catchUpMargin >= last;
+      return p !== undefined && p.match > 0 && p.match >= commit && p.recentActive;
     });
   }
 

@@ -131,7 +131,10 @@ export interface RaftOptions {
   maxInflight: number;
   /** Ask for a snapshot once this many entries are applied past the last snapshot (0: never). */
   snapshotThreshold: number;
-  /** A learner within this many entries of the leader's last index is "caught up". */
+  /**
+   * Unused: a learner counts as caught up only once it has acknowledged the leader's commit
+   * index (RaftNode.caughtUpLearners), never by a margin. Kept so option sets still type-check.
+   */
   catchUpMargin: number;
 }
 

@@ -36,6 +36,40 @@ describe("membership", () => {
     for (const id of [1, 2, 3, 4]) expect(h.node(id).config.voters).toEqual([1, 2, 3, 4]);
   });
 
+  test("a learner that never answers is never caught up, nor promoted (a short log too)", () => {
+    // The old rule (match within 16 of the leader's last index) counted a node that never
+    // answered as caught up while the log was short: promoted, it then blocked every commit.
+    const h = elected();
+    const l = h.leader();
+    expect(l.log.lastIndex()).toBeLessThan(16);
+    expect(h.on(l.id, (n) => n.proposeConfChange({ op: "addLearner", node: 9 })).ok).toBe(true);
+    h.run(3000); // node 9 is never started: nothing reaches it, it acknowledges nothing
+    expect(l.config.learners).toEqual([9]);
+    expect(l.caughtUpLearners()).toEqual([]);
+    expect(h.on(l.id, (n) => n.proposeConfChange({ op: "promote", node: 9 })).ok).toBe(false);
+    expect(nextMembershipChange({ config: l.config, caughtUp: l.caughtUpLearners(), voters: 5 }))
+      .toBeUndefined();
+    // Writes still commit with the three voters.
+    expect(h.on(l.id, (n) => n.propose("still")).ok).toBe(true);
+    h.run(300);
+    expect(h.data(l.id)).toContain("still");
+  });
+
+  test("a learner counts as caught up once it acknowledged the leader's commit index", () => {
+    const h = elected();
+    const l = h.leader();
+    h.start(4, new MemoryStorage());
+    expect(h.on(l.id, (n) => n.proposeConfChange({ op: "addLearner", node: 4 })).ok).toBe(true);
+    // Cut the learner off before it has anything: not caught up however short the log.
+    for (const v of [1, 2, 3]) h.cut.add(`${v}>4`);
+    h.run(500);
+    expect(l.caughtUpLearners()).toEqual([]);
+    for (const v of [1, 2, 3]) h.cut.delete(`${v}>4`);
+    h.run(500);
+    expect(l.progress(4)!.match).toBeGreaterThanOrEqual(l.commit);
+    expect(l.caughtUpLearners()).toEqual([4]);
+  });
+
   test("no configuration change before the leader's no-op commits, one at a time", () => {
     const h = new Harness([1, 2, 3], { preVote: false });
     const l = h.node(1);
