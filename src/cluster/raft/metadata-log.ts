@@ -122,9 +122,9 @@ export class RaftMetadataLog implements MetadataLog {
         new RaftError(r.reason, `cannot append: ${r.reason} (leader ${this.#node.leader})`),
       );
     }
-    const p = new Promise<number>((resolve, reject) => {
-      this.#waiters.set(r.index, { term: r.term, resolve, reject });
-    });
+    const p = new Promise<number>((resolve, reject) =>
+      this.#wait(r.index, r.term, resolve, reject)
+    );
     this.#kick();
     return p;
   }
@@ -140,9 +140,9 @@ export class RaftMetadataLog implements MetadataLog {
         new RaftError(r.reason, `cannot change membership: ${r.detail ?? r.reason}`),
       );
     }
-    const p = new Promise<number>((resolve, reject) => {
-      this.#waiters.set(r.index, { term: r.term, resolve, reject });
-    });
+    const p = new Promise<number>((resolve, reject) =>
+      this.#wait(r.index, r.term, resolve, reject)
+    );
     this.#kick();
     return p;
   }
@@ -168,6 +168,16 @@ export class RaftMetadataLog implements MetadataLog {
     if (this.#closed || this.#fatal) return;
     this.#node.campaignNow();
     this.#kick();
+  }
+
+  /**
+   * A proposal waits for its index to commit. An earlier proposal at the same index (a term this
+   * node lost, its entry cut, the index reused now) can no longer commit: it is answered first,
+   * or whoever awaits it (the controller's serial queue) would wait for ever.
+   */
+  #wait(index: number, term: number, resolve: (i: number) => void, reject: (e: Error) => void) {
+    this.#waiters.get(index)?.reject(new RaftError("lost", `entry ${index} was replaced`));
+    this.#waiters.set(index, { term, resolve, reject });
   }
 
   /** Called after every Ready is carried out (the shell's membership policy hooks in here). */
