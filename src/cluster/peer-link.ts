@@ -21,6 +21,8 @@ import {
 export interface CallResult {
   body: unknown;
   tail: Uint8Array;
+  /** The caller is done with `tail`: its buffer may be reused for a later reply. */
+  release?: () => void;
 }
 
 interface Pending {
@@ -120,7 +122,8 @@ export class PeerLink {
       if (this.#sock !== sock) return;
       let frames;
       try {
-        frames = decoder.push(new Uint8Array(chunk));
+        // A view, not a copy: each chunk is a fresh buffer nothing writes to again.
+        frames = decoder.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       } catch {
         this.#drop(new RequestError("bad frame from peer"));
         return;
@@ -152,7 +155,13 @@ export class PeerLink {
         if (p === undefined) continue; // timed out meanwhile
         this.#pending.delete(h.id);
         clearTimeout(p.timer);
-        if (h.ok === true) p.resolve({ body: h.body, tail: c.tail });
+        const payload = f.payload;
+        let released = false;
+        const release = () => {
+          if (!released) decoder.recycle(payload);
+          released = true;
+        };
+        if (h.ok === true) p.resolve({ body: h.body, tail: c.tail, release });
         else p.reject(new RequestError(String(h.error ?? "call failed").slice(0, 1000)));
       }
     });

@@ -18,6 +18,8 @@ export const MAX_FRAME_BYTES = 64 << 20;
 export const MAX_DATAGRAM_BYTES = 1400;
 /** Bytes queued per outbound connection before further sends are dropped. */
 const MAX_QUEUED_BYTES = 16 << 20;
+/** Call and reply tails up to this size are sent in the frame head's buffer (one write). */
+const SMALL_TAIL = 16 << 10;
 /** After a failed connect, sends to that address are dropped for this long. */
 const RECONNECT_BACKOFF_MS = 200;
 
@@ -73,43 +75,101 @@ export function jsonFrame(kind: Kind, v: unknown): Uint8Array {
 
 /** Splits a byte stream into frames; throws FrameError on a frame it must not accept. */
 export class FrameDecoder {
-  // A growable buffer with read/write positions: a large frame arriving in many chunks is
-  // copied once per doubling, not once per chunk.
-  #buf = new Uint8Array(4096);
-  #start = 0;
-  #end = 0;
+  // The bytes of one incomplete frame, at #buf[0, #have). Frames wholly inside a chunk are not
+  // copied (views of the chunk); a frame split over chunks is copied once, into a buffer big
+  // enough for all of it as soon as its length is known, and handed out as a view of that
+  // buffer, which the consumer may give back (recycle) for the next one. Why: replica fetch
+  // replies (up to 1 MiB) were copied into a growing buffer, then sliced into a fresh one, and
+  // fresh pages are expensive here (docs/benchmarks.md, Replicated: 65-69 % of a follower).
+  readonly #small = new Uint8Array(4096);
+  #buf: Uint8Array = this.#small;
+  #have = 0;
+  /** The big buffer last handed out, and one given back for reuse. */
+  #lent: ArrayBuffer | null = null;
+  #spare: ArrayBuffer | null = null;
   constructor(readonly maxFrame = MAX_FRAME_BYTES) {}
 
+  /** Frames may be views of `chunk`: the caller must not write to it afterwards. */
   push(chunk: Uint8Array): { kind: number; payload: Uint8Array }[] {
-    if (this.#end + chunk.length > this.#buf.length) {
-      const live = this.#end - this.#start;
-      const need = live + chunk.length;
-      const next = need > this.#buf.length
-        ? new Uint8Array(Math.max(need, this.#buf.length * 2))
-        : this.#buf;
-      next.set(this.#buf.subarray(this.#start, this.#end), 0);
-      this.#buf = next;
-      this.#start = 0;
-      this.#end = live;
-    }
-    this.#buf.set(chunk, this.#end);
-    this.#end += chunk.length;
     const out: { kind: number; payload: Uint8Array }[] = [];
-    const b = this.#buf;
-    while (this.#end - this.#start >= 4) {
-      const pos = this.#start;
-      const len = new DataView(b.buffer, b.byteOffset + pos).getUint32(0);
-      if (len < 2 || len > this.maxFrame) throw new FrameError(`bad frame length ${len}`);
-      if (this.#end - pos - 4 < len) break;
-      const version = b[pos + 4];
-      const kind = b[pos + 5];
-      if (version !== FRAME_VERSION) throw new FrameError(`unsupported frame version ${version}`);
-      if (!KINDS.has(kind)) throw new FrameError(`unknown frame kind ${kind}`);
-      out.push({ kind, payload: b.slice(pos + 6, pos + 4 + len) });
-      this.#start = pos + 4 + len;
+    let at = 0;
+    if (this.#have > 0) {
+      if (this.#have < 4) {
+        const n = Math.min(4 - this.#have, chunk.length);
+        this.#buf.set(chunk.subarray(0, n), this.#have);
+        this.#have += n;
+        at = n;
+        if (this.#have < 4) return out;
+      }
+      const total = 4 + this.#length(this.#buf, 0);
+      if (this.#buf.length < total) {
+        const b = this.#bigBuffer(total);
+        b.set(this.#buf.subarray(0, this.#have));
+        this.#buf = b;
+      }
+      const n = Math.min(total - this.#have, chunk.length - at);
+      this.#buf.set(chunk.subarray(at, at + n), this.#have);
+      this.#have += n;
+      at += n;
+      if (this.#have < total) return out;
+      this.#have = 0;
+      if (this.#buf === this.#small) {
+        out.push(this.#frame(this.#small.slice(0, total), 0, total));
+      } else {
+        out.push(this.#frame(this.#buf, 0, total));
+        this.#lent = this.#buf.buffer as ArrayBuffer;
+        this.#buf = this.#small;
+      }
     }
-    if (this.#start === this.#end) this.#start = this.#end = 0;
+    while (chunk.length - at >= 4) {
+      const total = 4 + this.#length(chunk, at);
+      if (chunk.length - at < total) break;
+      out.push(this.#frame(chunk, at, at + total));
+      at += total;
+    }
+    const rest = chunk.length - at;
+    if (rest > 0) {
+      const need = rest >= 4 ? 4 + this.#length(chunk, at) : 4;
+      this.#buf = need <= this.#small.length ? this.#small : this.#bigBuffer(need);
+      this.#buf.set(chunk.subarray(at), 0);
+      this.#have = rest;
+    }
     return out;
+  }
+
+  /** The consumer is done with a frame's payload: its buffer may hold the next big frame. */
+  recycle(payload: Uint8Array): void {
+    if (this.#lent !== null && payload.buffer === this.#lent) {
+      this.#spare = this.#lent;
+      this.#lent = null;
+    }
+  }
+
+  #bigBuffer(n: number): Uint8Array {
+    const spare = this.#spare;
+    if (spare !== null && spare.byteLength >= n) {
+      this.#spare = null;
+      return new Uint8Array(spare);
+    }
+    let cap = 1 << 16;
+    while (cap < n) cap *= 2;
+    return new Uint8Array(cap);
+  }
+
+  /** The length field of the frame at `pos` (4 bytes there), checked. */
+  #length(b: Uint8Array, pos: number): number {
+    const len = ((b[pos] << 24) | (b[pos + 1] << 16) | (b[pos + 2] << 8) | b[pos + 3]) >>> 0;
+    if (len < 2 || len > this.maxFrame) throw new FrameError(`bad frame length ${len}`);
+    return len;
+  }
+
+  /** The frame at b[pos, end): version and kind checked, payload a view. */
+  #frame(b: Uint8Array, pos: number, end: number): { kind: number; payload: Uint8Array } {
+    const version = b[pos + 4];
+    const kind = b[pos + 5];
+    if (version !== FRAME_VERSION) throw new FrameError(`unsupported frame version ${version}`);
+    if (!KINDS.has(kind)) throw new FrameError(`unknown frame kind ${kind}`);
+    return { kind, payload: b.subarray(pos + 6, end) };
   }
 }
 
@@ -333,13 +393,24 @@ export function callFramePieces(
   const h = enc.encode(JSON.stringify(header));
   let tailLen = 0;
   for (const t of tail) tailLen += t.length;
-  const head = new Uint8Array(6 + 4 + h.length);
+  // A small tail is copied into the head's buffer: one write, one segment on the wire (a reply
+  // carrying one acks=all batch was two sends on the leader and often two reads on the follower).
+  const inline = tailLen <= SMALL_TAIL ? tailLen : 0;
+  const head = new Uint8Array(6 + 4 + h.length + inline);
   const v = new DataView(head.buffer);
   v.setUint32(0, 2 + 4 + h.length + tailLen);
   head[4] = FRAME_VERSION;
   head[5] = kind;
   v.setUint32(6, h.length);
   head.set(h, 10);
+  if (inline > 0 || tailLen === 0) {
+    let at = 10 + h.length;
+    for (const t of tail) {
+      head.set(t, at);
+      at += t.length;
+    }
+    return [head];
+  }
   return [head, ...tail.filter((t) => t.length > 0)];
 }
 

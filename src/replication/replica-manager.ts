@@ -414,7 +414,8 @@ export class ReplicaManager implements ReplicationHooks {
           r.capFollowerHw();
           return false;
         case "append":
-          log.append(records, { leaderEpoch: r.leaderEpoch, origin: "replication" });
+          // In place: the reply's buffer is ours, and a replicated batch is not rewritten.
+          log.append(records, { leaderEpoch: r.leaderEpoch, origin: "replication", inPlace: true });
           this.stats.bytesCopied += records.length;
           appended = true;
           break;
@@ -520,6 +521,9 @@ class Fetcher {
           this.#backoff.set(r, performance.now() + 500);
         }
       }
+      // Every append wrote the records before returning (appends are synchronous): the reply's
+      // buffer is free for the next one.
+      res.release?.();
       if (synced.length > 0) await Promise.all(synced);
     }
   }
