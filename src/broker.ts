@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { advertisedKafka, type BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { type DataDirLock, lockDataDir } from "./datadir-lock.ts";
-import { createHttpApp, HTTP_BODY_LIMIT } from "./http/app.ts";
+import { createHttpApp, HTTP_BODY_LIMIT, HTTP_QUEUED_BODY_LIMIT } from "./http/app.ts";
 import { warnIfExposed } from "./http/auth.ts";
 import { Metrics } from "./core/metrics.ts";
 import { VERSION } from "./version.ts";
@@ -20,7 +20,16 @@ import { decompress } from "./protocol/compression/index.ts";
 import { crc32cIsNative } from "./protocol/crc32c.ts";
 import { resolveTopicConfig } from "./meta/index.ts";
 import type { CompressionCodec } from "./protocol/record-batch.ts";
-import { type KafkaListener, startKafkaListener } from "./kafka/server.ts";
+import {
+  DEFAULT_CONNECTIONS_MAX_IDLE_MS,
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_IP,
+  DEFAULT_QUEUED_MAX_REQUEST_BYTES,
+  type KafkaListener,
+  startKafkaListener,
+} from "./kafka/server.ts";
+import { cappedConnections, openFileLimit } from "./core/fd-limit.ts";
 import { ProducerIdAllocator } from "./kafka/producer-ids.ts";
 import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
 import { localGroups } from "./http/groups.ts";
@@ -124,8 +133,34 @@ function checkMetaDb(dataDir: string, log: Logger): void {
   log.warn("meta.db is missing: rebuilding it from the metadata log", { path });
 }
 
+/** The limits of the front doors, with defaults for a config built without them. */
+function frontDoorLimits(cfg: BrokerConfig) {
+  const httpMaxBody = cfg.httpMaxBodyBytes ?? HTTP_BODY_LIMIT;
+  const wanted = cfg.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // Client connections may not take the descriptors the broker needs for its own files (a
+  // flood of idle sockets once made a recovery checkpoint fail with EMFILE).
+  const fdLimit = openFileLimit();
+  const conns = cappedConnections(wanted, fdLimit);
+  return {
+    queuedMaxRequestBytes: cfg.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES,
+    /** In effect: `wanted`, lowered to fit under the descriptor limit. */
+    maxConnections: conns.max,
+    maxConnectionsWanted: wanted,
+    maxConnectionsCapped: conns.capped,
+    openFileLimit: fdLimit,
+    maxConnectionsPerIp: cfg.maxConnectionsPerIp ?? DEFAULT_MAX_CONNECTIONS_PER_IP,
+    connectionsMaxIdleMs: cfg.connectionsMaxIdleMs ?? DEFAULT_CONNECTIONS_MAX_IDLE_MS,
+    httpMaxBodyBytes: httpMaxBody,
+    httpQueuedMaxBodyBytes: Math.max(
+      httpMaxBody,
+      cfg.httpQueuedMaxBodyBytes ?? HTTP_QUEUED_BODY_LIMIT,
+    ),
+  };
+}
+
 export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broker> {
   const started = performance.now();
+  const limits = frontDoorLimits(cfg);
   const lock: DataDirLock = lockDataDir(cfg.dataDir);
   const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
   const undo = async () => {
@@ -271,8 +306,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
             : Response.json({ error_code: 50300, message: "starting" }, { status: 503 }),
         // Long-polls and live tails run for long; they send heartbeats, this is the backstop.
         idleTimeout: 255,
-        // Above the API's own limit, so oversized bodies get its JSON 413 rather than Bun's bare one.
-        maxRequestBodySize: HTTP_BODY_LIMIT * 4,
+        // Far above the API's own limit: the app's body guard answers oversized bodies with its
+        // JSON 413 without reading them (Bun would close the connection without an answer).
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       });
     } catch (e) {
       throw new StartupError(
@@ -309,13 +345,34 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       log: log.child({ component: "kafka" }),
       metrics,
       autoCreateTopics: cfg.autoCreateTopics,
-      brokerSettings: brokerSettings(cfg, meta),
+      brokerSettings: brokerSettings(cfg, meta, limits),
       advertised: () => kafkaAddr,
       controllerId: () => cluster.controllerId(),
     };
+    (limits.maxConnectionsCapped ? log.warn : log.info)("Kafka listener limits", {
+      max_connections: limits.maxConnections,
+      ...(limits.maxConnectionsCapped
+        ? {
+          max_connections_wanted: limits.maxConnectionsWanted,
+          why: "lowered so that 10% of the open-file limit (at least 1024) stays free",
+        }
+        : {}),
+      open_file_limit: limits.openFileLimit ?? "unknown",
+      max_connections_per_ip: limits.maxConnectionsPerIp,
+      connections_max_idle_ms: limits.connectionsMaxIdleMs,
+      queued_max_request_bytes: limits.queuedMaxRequestBytes,
+      max_request_bytes: Math.min(DEFAULT_LIMITS.maxRequestBytes, limits.queuedMaxRequestBytes),
+    });
     let kafka: KafkaListener;
     try {
-      kafka = startKafkaListener(kafkaCtx, { host: cfg.kafkaAddr.host, port: cfg.kafkaAddr.port });
+      kafka = startKafkaListener(kafkaCtx, {
+        host: cfg.kafkaAddr.host,
+        port: cfg.kafkaAddr.port,
+        queuedMaxRequestBytes: limits.queuedMaxRequestBytes,
+        maxConnections: limits.maxConnections,
+        maxConnectionsPerIp: limits.maxConnectionsPerIp,
+        connectionsMaxIdleMs: limits.connectionsMaxIdleMs,
+      });
     } catch (e) {
       throw new StartupError(
         `cannot listen for Kafka on ${cfg.kafkaAddr.host}:${cfg.kafkaAddr.port}: ${
@@ -388,6 +445,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     };
     http.app = createHttpApp(broker, {
       token: cfg.httpToken,
+      maxBodyBytes: limits.httpMaxBodyBytes,
+      queuedMaxBodyBytes: limits.httpQueuedMaxBodyBytes,
       metrics: broker.metrics,
       closing: closing.signal,
       remote,
@@ -416,7 +475,11 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
 }
 
 /** Static settings DescribeConfigs reports for the broker resource (read-only: they are flags). */
-function brokerSettings(cfg: BrokerConfig, meta: MetadataStore): BrokerSetting[] {
+function brokerSettings(
+  cfg: BrokerConfig,
+  meta: MetadataStore,
+  limits: ReturnType<typeof frontDoorLimits>,
+): BrokerSetting[] {
   const row = (name: string, value: string, dflt: string, typeCode: number, doc: string) => ({
     name,
     value,
@@ -454,10 +517,38 @@ function brokerSettings(cfg: BrokerConfig, meta: MetadataStore): BrokerSetting[]
     ),
     row(
       "socket.request.max.bytes",
-      String(100 * 1024 * 1024),
-      String(100 * 1024 * 1024),
+      String(Math.min(DEFAULT_LIMITS.maxRequestBytes, limits.queuedMaxRequestBytes)),
+      String(DEFAULT_LIMITS.maxRequestBytes),
       3,
       "largest request frame accepted",
+    ),
+    row(
+      "queued.max.request.bytes",
+      String(limits.queuedMaxRequestBytes),
+      String(DEFAULT_QUEUED_MAX_REQUEST_BYTES),
+      5,
+      "request bytes held in memory across all connections (--queued-max-request-bytes)",
+    ),
+    row(
+      "max.connections",
+      String(limits.maxConnections),
+      String(DEFAULT_MAX_CONNECTIONS),
+      3,
+      "connections at once (--max-connections; lowered at start to leave descriptors free)",
+    ),
+    row(
+      "max.connections.per.ip",
+      String(limits.maxConnectionsPerIp),
+      String(DEFAULT_MAX_CONNECTIONS_PER_IP),
+      3,
+      "connections at once from one address (--max-connections-per-ip)",
+    ),
+    row(
+      "connections.max.idle.ms",
+      String(limits.connectionsMaxIdleMs),
+      String(DEFAULT_CONNECTIONS_MAX_IDLE_MS),
+      5,
+      "a connection without a request this long is closed (--connections-max-idle-ms)",
     ),
   ];
 }

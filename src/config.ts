@@ -53,6 +53,18 @@ export interface BrokerConfig {
   defaultReplicationFactor: number | undefined;
   /** Broker-wide defaults for topic configs (`log.retention.ms` style keys map to topic keys). */
   topicDefaults: Record<string, string>;
+  /** queued.max.request.bytes: Kafka request bytes held in memory across all connections. */
+  queuedMaxRequestBytes: number;
+  /** max.connections of the Kafka listener (lowered at start to leave descriptors free). */
+  maxConnections: number;
+  /** max.connections.per.ip of the Kafka listener. */
+  maxConnectionsPerIp: number;
+  /** connections.max.idle.ms: a Kafka connection without a request this long is closed. */
+  connectionsMaxIdleMs: number;
+  /** The largest HTTP request body read (413 above it). */
+  httpMaxBodyBytes: number;
+  /** HTTP request body bytes held in memory across all requests; undefined: see broker.ts. */
+  httpQueuedMaxBodyBytes: number | undefined;
 }
 
 export type LogLevelName = "debug" | "info" | "warn" | "error";
@@ -120,6 +132,31 @@ function intIn(min: number, max: number) {
       );
     }
     return Number(t);
+  };
+}
+
+const UNITS = new Map<string, number>([
+  ["", 1],
+  ["k", 1024],
+  ["kib", 1024],
+  ["m", 1 << 20],
+  ["mib", 1 << 20],
+  ["g", 1 << 30],
+  ["gib", 1 << 30],
+]);
+
+/** A byte count: an integer, optionally with a binary unit (64KiB, 256MiB, 1GiB; K, M, G too). */
+function bytesIn(min: number, max: number) {
+  return (v: string, name: string): number => {
+    const m = /^(\d+)\s*([a-z]*)$/i.exec(v.trim());
+    const unit = m ? UNITS.get(m[2].toLowerCase()) : undefined;
+    const n = m && unit !== undefined ? Number(m[1]) * unit : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new ConfigError(
+        `${name}: expected a byte count ${min}..${max} (e.g. 256MiB), got ${JSON.stringify(v)}`,
+      );
+    }
+    return n;
   };
 }
 
@@ -315,6 +352,60 @@ export const OPTIONS: OptionSpec[] = [
     parse: intIn(1, 32767),
   },
   {
+    flag: "queued-max-request-bytes",
+    key: "queuedMaxRequestBytes",
+    arg: "BYTES",
+    default: "256MiB",
+    help: "Kafka request bytes held in memory across all connections (queued.max.request.bytes); " +
+      "a connection whose next frame does not fit is not read until bytes are released, a frame " +
+      "larger than this is refused",
+    parse: bytesIn(1 << 20, 2 ** 40),
+  },
+  {
+    flag: "max-connections",
+    key: "maxConnections",
+    arg: "N",
+    default: "10000",
+    help: "Kafka connections at once (max.connections), lowered at start so 10% of the open-file " +
+      "limit (at least 1024) stays free; connections over it are closed at once",
+    parse: intIn(1, 10_000_000),
+  },
+  {
+    flag: "max-connections-per-ip",
+    key: "maxConnectionsPerIp",
+    arg: "N",
+    default: "1000",
+    help: "Kafka connections at once from one address (max.connections.per.ip)",
+    parse: intIn(1, 10_000_000),
+  },
+  {
+    flag: "connections-max-idle-ms",
+    key: "connectionsMaxIdleMs",
+    arg: "MS",
+    default: "600000",
+    help: "close a Kafka connection that has had no request for this long " +
+      "(connections.max.idle.ms)",
+    parse: intIn(100, 2_147_483_647),
+  },
+  {
+    flag: "http-max-body-bytes",
+    key: "httpMaxBodyBytes",
+    arg: "BYTES",
+    default: "64MiB",
+    help: "largest HTTP request body; a larger one gets 413 without being read",
+    parse: bytesIn(1024, 1 << 30),
+  },
+  {
+    flag: "http-queued-max-body-bytes",
+    key: "httpQueuedMaxBodyBytes",
+    arg: "BYTES",
+    default: undefined,
+    help: "HTTP request body bytes held in memory across all requests (at least " +
+      "--http-max-body-bytes); a request waits up to 5 s for room, then gets 503 with " +
+      "Retry-After (default: 64MiB, or --http-max-body-bytes when that is larger)",
+    parse: bytesIn(1024, 2 ** 40),
+  },
+  {
     flag: "http-token",
     key: "httpToken",
     arg: "TOKEN",
@@ -460,6 +551,15 @@ export function parseCommandLine(
     topicDefaults[k] = v;
   }
   out.topicDefaults = topicDefaults;
+  if (
+    out.httpQueuedMaxBodyBytes !== undefined &&
+    (out.httpQueuedMaxBodyBytes as number) < (out.httpMaxBodyBytes as number)
+  ) {
+    throw new ConfigError(
+      `--http-queued-max-body-bytes (${out.httpQueuedMaxBodyBytes}) must be at least ` +
+        `--http-max-body-bytes (${out.httpMaxBodyBytes})`,
+    );
+  }
   return { kind: "run", config: out as unknown as BrokerConfig };
 }
 

@@ -40,3 +40,63 @@ export function createLogger(
     child: (f) => createLogger(level, { ...base, ...f }, write),
   };
 }
+
+/** How long one kind of refused-input warning stays quiet after it was logged. */
+export const WARN_INTERVAL_MS = 10_000;
+
+/**
+ * Warnings about refused input (oversized frames and bodies, connections over a limit), which a
+ * client can cause as fast as it can send: each kind is logged at most once per interval, and
+ * the ones held back meanwhile are summed up in one line when the interval ends ("and N more").
+ */
+export class WarnLimiter {
+  readonly #kinds = new Map<
+    string,
+    { until: number; held: number; msg: string; timer: ReturnType<typeof setTimeout> | null }
+  >();
+
+  constructor(
+    readonly log: Logger,
+    readonly intervalMs = WARN_INTERVAL_MS,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  warn(kind: string, msg: string, fields: LogFields = {}): void {
+    const t = this.now();
+    const k = this.#kinds.get(kind);
+    if (k === undefined || t >= k.until) {
+      if (k?.timer) clearTimeout(k.timer);
+      if (k && k.held > 0) this.#summary(kind, k.msg, k.held);
+      this.#kinds.set(kind, { until: t + this.intervalMs, held: 0, msg, timer: null });
+      this.log.warn(msg, { ...fields, kind });
+      return;
+    }
+    k.held++;
+    k.msg = msg;
+    if (k.timer === null) {
+      k.timer = setTimeout(() => {
+        k.timer = null;
+        if (k.held > 0) this.#summary(kind, k.msg, k.held);
+        k.held = 0;
+      }, Math.max(0, k.until - t));
+      (k.timer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  #summary(kind: string, msg: string, held: number): void {
+    this.log.warn(`${msg} (and ${held} more in the last ${Math.round(this.intervalMs / 1000)} s)`, {
+      kind,
+      suppressed: held,
+    });
+  }
+
+  /** Held-back counts are logged now (shutdown); no timer stays behind. */
+  flush(): void {
+    for (const [kind, k] of this.#kinds) {
+      if (k.timer) clearTimeout(k.timer);
+      k.timer = null;
+      if (k.held > 0) this.#summary(kind, k.msg, k.held);
+      k.held = 0;
+    }
+  }
+}

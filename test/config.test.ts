@@ -116,6 +116,49 @@ describe("config", () => {
     }
   });
 
+  test("limits: byte counts with units, connection limits, idle timeout", () => {
+    const d = run([]);
+    expect(d.queuedMaxRequestBytes).toBe(256 * 1024 * 1024);
+    expect(d.maxConnections).toBe(10_000);
+    expect(d.maxConnectionsPerIp).toBe(1000);
+    expect(d.connectionsMaxIdleMs).toBe(600_000);
+    expect(d.httpMaxBodyBytes).toBe(64 * 1024 * 1024);
+    expect(d.httpQueuedMaxBodyBytes).toBeUndefined(); // 64 MiB, or the body limit if larger
+    const c = run([
+      "--queued-max-request-bytes",
+      "64MiB",
+      "--max-connections",
+      "50",
+      "--max-connections-per-ip",
+      "5",
+      "--connections-max-idle-ms",
+      "1000",
+      "--http-max-body-bytes",
+      "512k",
+      "--http-queued-max-body-bytes",
+      "1073741824",
+    ]);
+    expect(c.queuedMaxRequestBytes).toBe(64 * 1024 * 1024);
+    expect([c.maxConnections, c.maxConnectionsPerIp, c.connectionsMaxIdleMs]).toEqual([
+      50,
+      5,
+      1000,
+    ]);
+    expect(c.httpMaxBodyBytes).toBe(512 * 1024);
+    expect(c.httpQueuedMaxBodyBytes).toBe(1 << 30);
+    expect(run([], { BROKER_QUEUED_MAX_REQUEST_BYTES: "2GiB" }).queuedMaxRequestBytes).toBe(
+      2 ** 31,
+    );
+    expect(() => run(["--queued-max-request-bytes", "12 parsecs"])).toThrow(/byte count/);
+    expect(() => run(["--queued-max-request-bytes", "1k"])).toThrow(/byte count/);
+    expect(() => run(["--max-connections", "0"])).toThrow(ConfigError);
+    expect(run(["--http-max-body-bytes", "128MiB"]).httpMaxBodyBytes).toBe(128 * 1024 * 1024);
+    expect(() => run(["--http-max-body-bytes", "128MiB", "--http-queued-max-body-bytes", "64MiB"]))
+      .toThrow(
+        /--http-queued-max-body-bytes .* must be at least --http-max-body-bytes/,
+      );
+  });
+
   test("advertised address never is the wildcard", () => {
     const c = run([]);
     expect(advertisedKafka(c, 9092, "myhost")).toEqual({ host: "myhost", port: 9092 });

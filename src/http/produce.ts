@@ -12,6 +12,7 @@ import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./app.ts";
 import { badRequest, HttpError, topicNotFound } from "./errors.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.ts";
 import { leaderUnknown, type PartitionAccess, PRODUCE_TIMEOUT_MS } from "./partition-access.ts";
 
 /** REST Proxy's "partition not found" (40402), as the group offset routes answer it. */
@@ -45,12 +46,30 @@ function decodeBase64(s: string, what: string): Uint8Array {
   return Buffer.from(s, s.includes("-") || s.includes("_") ? "base64url" : "base64");
 }
 
+/** A JSON value as text, refused (400) when nested more than MAX_JSON_DEPTH levels. */
+function jsonText(v: unknown, what: string): string {
+  let text: string;
+  try {
+    text = JSON.stringify(v);
+  } catch (e) {
+    // Deep enough to overflow the stack.
+    if (!(e instanceof RangeError)) throw e;
+    text = "";
+  }
+  if (text === "" || nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw badRequest(
+      `${what} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  }
+  return text;
+}
+
 function toBytes(v: unknown, format: InFormat, what: string): Uint8Array | null {
   if (v === undefined || v === null) return null;
-  if (format === "v2json") return enc.encode(JSON.stringify(v));
+  if (format === "v2json") return enc.encode(jsonText(v, what));
   if (typeof v === "string") return format === "base64" ? decodeBase64(v, what) : enc.encode(v);
   if (format === "base64") throw badRequest(`${what} must be a base64 string with format=base64`);
-  return enc.encode(JSON.stringify(v));
+  return enc.encode(jsonText(v, what));
 }
 
 export interface ProduceRecord {

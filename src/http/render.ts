@@ -13,12 +13,16 @@ import { decompress } from "../protocol/compression/index.ts";
 import { CorruptLogError } from "../storage/index.ts";
 import { ErrorCode } from "../protocol/kafka/index.ts";
 import { HttpError, topicNotFound } from "./errors.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.ts";
 
 export type Format = "json" | "text" | "base64";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** A key or value: JSON when it parses (format=json), else UTF-8 text, else base64. */
+/**
+ * A key or value: JSON when it parses (format=json) and nests at most MAX_JSON_DEPTH levels
+ * (deeper would overflow the stack when the response is written), else UTF-8 text, else base64.
+ */
 export function render(v: Uint8Array | null, format: Format): unknown {
   if (v === null) return null;
   if (format === "base64") return Buffer.from(v).toString("base64");
@@ -30,7 +34,7 @@ export function render(v: Uint8Array | null, format: Format): unknown {
       ? Buffer.from(v).toString("base64")
       : { base64: Buffer.from(v).toString("base64") };
   }
-  if (format === "text" || !mayBeJson(text)) return text;
+  if (format === "text" || !mayBeJson(text) || nestedDeeperThan(text, MAX_JSON_DEPTH)) return text;
   try {
     return JSON.parse(text);
   } catch {

@@ -1,9 +1,12 @@
 // One client connection: splits the byte stream into request frames, hands each to the
 // dispatcher at once (clients pipeline), and writes the responses back strictly in request
-// order even when handlers finish out of order. Memory is bounded three ways: a frame larger
-// than socket.request.max.bytes is refused from its size prefix alone; a connection with too
-// many requests or bytes outstanding is not read until it drains; produce frames take bytes
-// from a global budget before their body is buffered.
+// order even when handlers finish out of order. Memory is bounded four ways: a frame larger
+// than socket.request.max.bytes (or, before the connection's first parsed request, larger than
+// a small pre-authentication limit) is refused from its size prefix alone; a connection with too
+// many requests or bytes outstanding is not read until it drains; every frame takes its bytes
+// from the listener's request budget (queued.max.request.bytes) before its body is buffered, and
+// produce frames also from the produce budget; a connection whose next frame does not fit stops
+// reading until bytes are released.
 import type { Socket } from "bun";
 import type { ByteBudget } from "./budget.ts";
 import { FramePool } from "./frame-pool.ts";
@@ -15,6 +18,12 @@ export interface ConnectionLimits {
   maxQueuedRequests: number;
   /** Request bytes held for requests not yet answered. */
   maxQueuedBytes: number;
+  /**
+   * The largest frame read before the connection's first successfully parsed request (there is
+   * no authentication yet: a client that has not spoken the protocol is not trusted with big
+   * buffers). Undefined: no such limit.
+   */
+  maxUnauthenticatedRequestBytes?: number;
 }
 
 /**
@@ -46,6 +55,8 @@ interface Slot {
 }
 
 const PRODUCE = 0;
+/** Frames above this size (not pooled) are allocated once this many of their bytes arrived. */
+const DEFER_ALLOC_BYTES = 1024 * 1024;
 /** Responses below this size are coalesced into one write. */
 const COALESCE_BYTES = 64 * 1024;
 
@@ -58,17 +69,29 @@ export class KafkaConnection {
    */
   readonly #stash: Uint8Array[] = [];
   #stashBytes = 0;
-  /** The frame whose body is being collected. */
+  /** The size of the frame whose body is being collected; 0 between frames. */
+  #frameSize = 0;
+  /**
+   * Its buffer; null while a large frame's first bytes are awaited (see DEFER_ALLOC_BYTES).
+   */
   #frame: Uint8Array | null = null;
   #frameFill = 0;
   #frameBudget = 0;
+  /** Bytes of the request budget the frame being collected holds. */
+  #frameRequestBudget = 0;
   #framePooled = false;
+  /** Set by the dispatcher once a request of this connection parsed. */
+  #proven = false;
+  /** When the connection last completed a request or wrote (performance.now()). */
+  #lastActive = performance.now();
   readonly #slots: Slot[] = [];
   #queuedBytes = 0;
   /** Bytes to write, and the release of lent buffers due once the bytes before it are out. */
   readonly #out: (Uint8Array | (() => void))[] = [];
   #paused = false;
   #waitingBudget: (() => void) | null = null;
+  /** The budget `#waitingBudget` waits on. */
+  #waitingOn: ByteBudget | null = null;
   #closing = false;
   #closed = false;
 
@@ -77,8 +100,11 @@ export class KafkaConnection {
     readonly limits: ConnectionLimits,
     readonly budget: ByteBudget,
     readonly dispatcher: FrameDispatcher,
+    /** fields.reason: request_too_large, unauthenticated_request_too_large or handler_failed. */
     readonly onError: (msg: string, fields: Record<string, unknown>) => void,
     readonly pool: FramePool = new FramePool(0),
+    /** Bytes of every frame held in memory, across the listener (queued.max.request.bytes). */
+    readonly requestBudget: ByteBudget | null = null,
   ) {
     this.remoteHost = socket.remoteAddress ?? "unknown";
     this.remotePort = (socket as unknown as { remotePort?: number }).remotePort ?? 0;
@@ -86,6 +112,34 @@ export class KafkaConnection {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The dispatcher parsed a request of this connection: bigger frames may follow. */
+  requestParsed(): void {
+    this.#proven = true;
+  }
+
+  get proven(): boolean {
+    return this.#proven;
+  }
+
+  /** Whether the connection waits for request-budget bytes (it is not read meanwhile). */
+  get waitingForMemory(): boolean {
+    return this.#waitingBudget !== null;
+  }
+
+  /**
+   * How long (ms) the connection has had no request in flight and neither completed a request
+   * nor written anything; 0 while a request is being handled.
+   */
+  idleFor(now = performance.now()): number {
+    return this.#slots.length > 0 ? 0 : now - this.#lastActive;
+  }
+
+  /** Close at once, dropping unwritten output (idle or over a limit). */
+  terminate(): void {
+    if (this.#closed) return;
+    this.#abort();
   }
 
   /**
@@ -104,18 +158,29 @@ export class KafkaConnection {
   }
 
   onDrain(): void {
+    this.#lastActive = performance.now();
     this.#flush();
   }
 
   onClose(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#waitingBudget) this.budget.cancel(this.#waitingBudget);
+    if (this.#waitingBudget) this.#waitingOn?.cancel(this.#waitingBudget);
     this.#waitingBudget = null;
+    this.#waitingOn = null;
     if (this.#frameBudget > 0) this.budget.release(this.#frameBudget);
     this.#frameBudget = 0;
+    if (this.#frameRequestBudget > 0) this.requestBudget?.release(this.#frameRequestBudget);
+    this.#frameRequestBudget = 0;
     if (this.#frame && this.#framePooled) this.pool.give(this.#frame);
+    else if (this.#frame && this.#frame.length > DEFER_ALLOC_BYTES) {
+      // Nothing else has seen this half-read frame: its memory goes back now, not at the next
+      // garbage collection (connections cut mid-frame one after another piled up hundreds of
+      // MiB of dead buffers).
+      (this.#frame.buffer as ArrayBuffer).transfer(0);
+    }
     this.#frame = null;
+    this.#frameSize = 0;
     this.#stash.length = 0;
     for (const o of this.#out) if (typeof o === "function") o();
     this.#out.length = 0;
@@ -193,30 +258,49 @@ export class KafkaConnection {
   /** Parse as many frames as the stash, the limits and the budget allow. */
   #pump(): void {
     while (!this.#closed && !this.#closing) {
-      if (this.#frame) {
-        const need = this.#frame.length - this.#frameFill;
+      if (this.#frameSize > 0) {
         if (this.#stashBytes === 0) break;
+        if (this.#frame === null) {
+          if (this.#stashBytes < Math.min(this.#frameSize, DEFER_ALLOC_BYTES)) break;
+          this.#frame = new Uint8Array(this.#frameSize);
+        }
+        const need = this.#frame.length - this.#frameFill;
         this.#frameFill += this.#drainInto(this.#frame, this.#frameFill, need);
         if (this.#frameFill < this.#frame.length) break;
         const frame = this.#frame;
         const budget = this.#frameBudget;
+        const requestBudget = this.#frameRequestBudget;
         const pooled = this.#framePooled;
         this.#frame = null;
+        this.#frameSize = 0;
         this.#frameBudget = 0;
-        this.#start(frame, budget, pooled);
+        this.#frameRequestBudget = 0;
+        this.#start(frame, budget, requestBudget, pooled);
         continue;
       }
       if (this.#overLimits() || this.#waitingBudget) break;
       if (this.#stashBytes < 4) break;
       const p = this.#peek(4);
       const size = ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) | 0;
-      if (size < 8 || size > this.limits.maxRequestBytes) {
-        // Refused from the size prefix alone: the body is never buffered.
-        this.onError("refusing a request frame; closing the connection", {
-          size,
-          max: this.limits.maxRequestBytes,
-          remote: this.remoteHost,
-        });
+      // Refused from the size prefix alone: the body is never buffered. A frame larger than the
+      // whole request budget could never be read.
+      const max = Math.min(this.limits.maxRequestBytes, this.requestBudget?.limit ?? Infinity);
+      const preAuth = this.#proven
+        ? Infinity
+        : this.limits.maxUnauthenticatedRequestBytes ?? Infinity;
+      if (size < 8 || size > max || size > preAuth) {
+        const early = size >= 8 && size <= max;
+        this.onError(
+          early
+            ? "refusing a request frame larger than allowed before a first valid request; closing the connection"
+            : "refusing a request frame; closing the connection",
+          {
+            reason: early ? "unauthenticated_request_too_large" : "request_too_large",
+            size,
+            max: early ? preAuth : max,
+            remote: this.remoteHost,
+          },
+        );
         this.#abort();
         return;
       }
@@ -226,26 +310,51 @@ export class KafkaConnection {
       let budget = 0;
       if (apiKey === PRODUCE) {
         if (!this.budget.tryAcquire(size)) {
-          const wake = () => {
-            this.#waitingBudget = null;
-            this.#pump();
-          };
-          this.#waitingBudget = wake;
-          this.budget.onRelease(wake);
+          this.#waitFor(this.budget);
           break;
         }
         budget = size;
+      }
+      let requestBudget = 0;
+      if (this.requestBudget) {
+        if (!this.requestBudget.tryAcquire(size)) {
+          if (budget > 0) this.budget.release(budget);
+          this.#waitFor(this.requestBudget);
+          break;
+        }
+        requestBudget = size;
       }
       this.#take(4);
       // Only produce frames are pooled: other requests' decoded bodies may keep views of their
       // frame (group metadata, for one) after the response.
       const pooled = apiKey === PRODUCE && FramePool.pooled(size);
-      this.#frame = pooled ? this.pool.take(size) : new Uint8Array(size);
+      // A large frame that is not pooled gets its buffer once its first MiB is here: a client
+      // that announces a big frame and sends nothing more costs no memory (a fresh buffer is
+      // only reserved, but one reused by the allocator is zeroed, so resident, at once).
+      this.#frame = pooled
+        ? this.pool.take(size)
+        : size <= DEFER_ALLOC_BYTES
+        ? new Uint8Array(size)
+        : null;
+      this.#frameSize = size;
       this.#framePooled = pooled;
       this.#frameFill = 0;
       this.#frameBudget = budget;
+      this.#frameRequestBudget = requestBudget;
     }
     this.#applyBackpressure();
+  }
+
+  /** Stop reading until `budget` releases bytes, then try the next frame again. */
+  #waitFor(budget: ByteBudget): void {
+    const wake = () => {
+      this.#waitingBudget = null;
+      this.#waitingOn = null;
+      this.#pump();
+    };
+    this.#waitingBudget = wake;
+    this.#waitingOn = budget;
+    budget.onRelease(wake);
   }
 
   #applyBackpressure(): void {
@@ -261,7 +370,8 @@ export class KafkaConnection {
     }
   }
 
-  #start(frame: Uint8Array, budget: number, pooled: boolean): void {
+  #start(frame: Uint8Array, budget: number, requestBudget: number, pooled: boolean): void {
+    this.#lastActive = performance.now();
     const slot: Slot = {
       done: false,
       outcome: null,
@@ -277,19 +387,21 @@ export class KafkaConnection {
       p = Promise.reject(e);
     }
     p.then(
-      (outcome) => this.#finish(slot, outcome, budget),
+      (outcome) => this.#finish(slot, outcome, budget, requestBudget),
       (e) => {
         this.onError("request handler failed; closing the connection", {
+          reason: "handler_failed",
           error: e,
           remote: this.remoteHost,
         });
-        this.#finish(slot, "close", budget);
+        this.#finish(slot, "close", budget, requestBudget);
       },
     );
   }
 
-  #finish(slot: Slot, outcome: FrameOutcome, budget: number): void {
+  #finish(slot: Slot, outcome: FrameOutcome, budget: number, requestBudget: number): void {
     if (budget > 0) this.budget.release(budget);
+    if (requestBudget > 0) this.requestBudget?.release(requestBudget);
     if (slot.pooled) this.pool.give(slot.pooled);
     slot.pooled = null;
     if (this.#closed) {
@@ -308,6 +420,7 @@ export class KafkaConnection {
     while (this.#slots.length > 0 && this.#slots[0].done) {
       const slot = this.#slots.shift()!;
       this.#queuedBytes -= slot.requestBytes;
+      this.#lastActive = performance.now();
       if (slot.outcome === "close") {
         this.#closing = true;
         break;

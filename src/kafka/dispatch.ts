@@ -17,6 +17,7 @@ import type { FrameDispatcher, FrameOutcome, KafkaConnection } from "./connectio
 import { CloseConnection, type Handler, type KafkaContext, type LentBuffers } from "./context.ts";
 import { FramePool } from "./frame-pool.ts";
 import { HANDLERS } from "./handlers/index.ts";
+import { WarnLimiter } from "../log.ts";
 
 /** The APIs whose handlers use the group coordinator (handlers/groups.ts). */
 const GROUP_APIS: ReadonlySet<number> = new Set([
@@ -40,10 +41,15 @@ export interface ApiStats {
 export class Dispatcher implements FrameDispatcher {
   readonly stats = new Map<string, ApiStats>();
 
+  /** A request that makes a handler throw can be sent in a loop: one warning per interval. */
+  readonly #warnings: WarnLimiter;
+
   constructor(
     readonly ctx: KafkaContext,
     readonly handlers: ReadonlyMap<number, Handler> = HANDLERS,
-  ) {}
+  ) {
+    this.#warnings = new WarnLimiter(ctx.log);
+  }
 
   #count(apiKey: number, failed: boolean): void {
     const name = apiName(apiKey);
@@ -68,6 +74,7 @@ export class Dispatcher implements FrameDispatcher {
       const range = ADVERTISED.get(header.apiKey);
       if (header.apiKey === ApiKey.ApiVersions && range && header.apiVersion > range[1]) {
         // KIP-511: answer in v0 with our range so the client retries with a version we speak.
+        conn.requestParsed();
         this.#count(header.apiKey, true);
         return encodeApiVersionsUnsupported(header.correlationId, range[0], range[1]);
       }
@@ -91,6 +98,8 @@ export class Dispatcher implements FrameDispatcher {
       this.#count(header.apiKey, true);
       return "close";
     }
+    // Synchronously, before the connection reads its next frame: larger frames may follow.
+    conn.requestParsed();
     const t0 = performance.now();
     const lent = new Lent(conn.pool);
     try {
@@ -122,7 +131,7 @@ export class Dispatcher implements FrameDispatcher {
       this.#count(header.apiKey, true);
       this.#observe(header.apiKey, t0);
       if (e instanceof CloseConnection) return "close";
-      this.ctx.log.warn("Kafka request failed; closing the connection", {
+      this.#warnings.warn("kafka_request_failed", "Kafka request failed; closing the connection", {
         api: apiName(header.apiKey),
         version: header.apiVersion,
         client_id: header.clientId,

@@ -193,3 +193,159 @@ describe("KafkaConnection framing", () => {
     expect(FramePool.pooled(64 << 20)).toBe(false);
   });
 });
+
+describe("KafkaConnection request budget (queued.max.request.bytes)", () => {
+  const limits = {
+    maxRequestBytes: 1 << 26,
+    maxQueuedRequests: 500,
+    maxQueuedBytes: 1 << 28,
+    maxUnauthenticatedRequestBytes: 1 << 20,
+  };
+
+  function pausable() {
+    const state = { paused: false, ended: false };
+    const sock = {
+      remoteAddress: "127.0.0.1",
+      write: (b: Uint8Array) => b.length,
+      end() {
+        state.ended = true;
+      },
+      pause() {
+        state.paused = true;
+      },
+      resume() {
+        state.paused = false;
+      },
+    } as unknown as Socket<unknown>;
+    return { sock, state };
+  }
+
+  /** A dispatcher that marks every frame parsed, as the real one does for valid requests. */
+  class ProvingDispatcher extends RecordingDispatcher {
+    override dispatch(f: Uint8Array, conn?: KafkaConnection): Promise<FrameOutcome> {
+      conn?.requestParsed();
+      return super.dispatch(f);
+    }
+  }
+
+  test("a frame that does not fit waits unread until another connection releases bytes", async () => {
+    const budget = new ByteBudget(300_000);
+    const d = new ProvingDispatcher();
+    const a = pausable();
+    const b = pausable();
+    const ca = new KafkaConnection(
+      a.sock,
+      limits,
+      new ByteBudget(1 << 28),
+      d,
+      () => {},
+      undefined,
+      budget,
+    );
+    const cb = new KafkaConnection(
+      b.sock,
+      limits,
+      new ByteBudget(1 << 28),
+      d,
+      () => {},
+      undefined,
+      budget,
+    );
+    for (const c of [ca, cb]) feed(c, frame(18, 10, 0), 64); // a first, small request each
+    for (const p of d.pending.splice(0)) p();
+    await Bun.sleep(0);
+    feed(ca, frame(3, 200_000, 1), 8192);
+    expect(budget.used).toBe(200_004);
+    // b's frame does not fit beside a's: b is paused with only its size prefix read.
+    cb.onData(frame(3, 200_000, 2).subarray(0, 8192));
+    expect(b.state.paused).toBe(true);
+    expect(cb.waitingForMemory).toBe(true);
+    expect(budget.used).toBe(200_004);
+    // a's request is answered: its bytes go back and b is read again.
+    d.pending.shift()!();
+    await Bun.sleep(0);
+    expect(b.state.paused).toBe(false);
+    expect(cb.waitingForMemory).toBe(false);
+    feed(cb, frame(3, 200_000, 2).subarray(8192), 8192);
+    expect(d.seen.at(-1)).toEqual(frame(3, 200_000, 2).subarray(4));
+    expect(budget.used).toBe(200_004);
+    d.pending.shift()!();
+    await Bun.sleep(0);
+    expect(budget.used).toBe(0);
+  });
+
+  test("frames larger than the whole budget, or big before a first request, are refused", () => {
+    const refusals: unknown[] = [];
+    const onError = (_m: string, f: Record<string, unknown>) => refusals.push(f.reason);
+    const budget = new ByteBudget(4 << 20);
+    const d = new ProvingDispatcher();
+    const big = pausable();
+    const c1 = new KafkaConnection(
+      big.sock,
+      limits,
+      new ByteBudget(1 << 28),
+      d,
+      onError,
+      undefined,
+      budget,
+    );
+    c1.onData(frame(3, 2 << 20, 0).subarray(0, 16));
+    expect(big.state.ended).toBe(true);
+    const over = pausable();
+    const c2 = new KafkaConnection(
+      over.sock,
+      limits,
+      new ByteBudget(1 << 28),
+      d,
+      onError,
+      undefined,
+      budget,
+    );
+    feed(c2, frame(18, 10, 0), 64);
+    expect(c2.proven).toBe(true);
+    c2.onData(frame(3, 5 << 20, 0).subarray(0, 16));
+    expect(over.state.ended).toBe(true);
+    expect(refusals).toEqual(["unauthenticated_request_too_large", "request_too_large"]);
+    expect(budget.used).toBe(14); // the first request, still in flight
+  });
+
+  test("a large frame's buffer waits for its first MiB; a connection cut before gives all back", async () => {
+    const budget = new ByteBudget(256 << 20);
+    const d = new ProvingDispatcher();
+    const s = pausable();
+    const c = new KafkaConnection(
+      s.sock,
+      limits,
+      new ByteBudget(1 << 28),
+      d,
+      () => {},
+      undefined,
+      budget,
+    );
+    feed(c, frame(18, 10, 0), 64);
+    d.pending.shift()!();
+    await Bun.sleep(0);
+    const f = frame(3, 40 << 20, 5);
+    feed(c, f.subarray(0, 4096), 1024); // announced: the budget is taken, no buffer yet
+    expect(budget.used).toBe((40 << 20) + 4);
+    expect(c.idleFor(performance.now() + 1000)).toBeGreaterThan(900);
+    c.onClose();
+    expect(budget.used).toBe(0);
+    // A whole one arrives intact through the deferred buffer.
+    const s2 = pausable();
+    const c2 = new KafkaConnection(
+      s2.sock,
+      limits,
+      new ByteBudget(1 << 28),
+      d,
+      () => {},
+      undefined,
+      budget,
+    );
+    feed(c2, frame(18, 10, 0), 64);
+    const g = frame(3, 3 << 20, 6);
+    feed(c2, g, 65536);
+    expect(d.seen.at(-1)).toEqual(g.subarray(4));
+    expect(c2.idleFor()).toBe(0); // requests in flight
+  });
+});

@@ -28,6 +28,7 @@ test("ListGroups before the coordinator runs is answered once it does", async ()
     pool: new FramePool(1 << 20),
     remoteHost: "127.0.0.1",
     remotePort: 1,
+    requestParsed() {},
   } as unknown as KafkaConnection;
   const frame = encodeRequestFrame(
     { apiKey: 16, apiVersion: 4, correlationId: 7, clientId: "t" },

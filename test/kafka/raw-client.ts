@@ -22,11 +22,13 @@ export class RawClient {
 
   private constructor(public socket: Socket<undefined>) {}
 
-  static async connect(port: number): Promise<RawClient> {
+  /** `localAddress` binds the client's end (e.g. 127.0.0.2: another loopback address). */
+  static async connect(port: number, localAddress?: string): Promise<RawClient> {
     const ref: { client?: RawClient } = {};
     const socket = await Bun.connect({
       hostname: "127.0.0.1",
       port,
+      ...(localAddress ? { localAddress } : {}),
       socket: {
         data(_s, chunk) {
           ref.client?.onData(chunk);
