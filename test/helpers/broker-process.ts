@@ -3,7 +3,7 @@
 // Every broker started here gets BROKER_JOIN_TOKEN=TEST_JOIN_TOKEN unless the test's env sets
 // another (or "": none): the first broker of a cluster takes it as the cluster's token, and
 // joiners prove it.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -18,6 +18,16 @@ export const TEST_AUTH = { token: TEST_JOIN_TOKEN };
 export function brokerCommand(): string[] {
   const bin = process.env.BROKER_BIN;
   return bin ? [bin] : [process.execPath, join(ROOT, "src", "main.ts")];
+}
+
+/** A process's anonymous resident memory in MiB (NaN once it has gone). */
+export function rssAnonMiB(pid: number): number {
+  try {
+    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 export function tempDir(prefix = "broker-test-"): string {

@@ -3,9 +3,8 @@
 // flight share --http-queued-max-body-bytes (503 with Retry-After when it stays full), and record
 // values nested deeper than 1000 levels get 400 (they were a 500: JSON.stringify's stack).
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { connect } from "node:net";
-import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
+import { rssAnonMiB, type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
 import { api } from "../helpers/http.ts";
 
 const MiB = 1024 * 1024;
@@ -20,15 +19,6 @@ async function broker(args: string[] = []): Promise<RunningBroker> {
   const b = await startBrokerProcess({ args });
   started.push(b);
   return b;
-}
-
-function rssAnonMiB(pid: number): number {
-  try {
-    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
 }
 
 async function metric(b: RunningBroker, series: string): Promise<number> {

@@ -3,9 +3,8 @@
 // max.connections.per.ip and connections.max.idle.ms. Each attack once took a broker down (3.9 GB
 // RssAnon from 40 connections announcing 99 MiB frames; 20k idle sockets using up descriptors).
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
-import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
+import { rssAnonMiB, type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
 import { RawClient } from "./raw-client.ts";
 
 const MiB = 1024 * 1024;
@@ -20,11 +19,6 @@ async function broker(args: string[] = []): Promise<RunningBroker> {
   const b = await startBrokerProcess({ args });
   started.push(b);
   return b;
-}
-
-function rssAnonMiB(pid: number): number {
-  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 /** A sample of /metrics, by its full series text (name{labels}). */

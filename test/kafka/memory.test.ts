@@ -2,10 +2,9 @@
 // responses leaves the broker's anonymous memory under 512 MiB, and another client is served;
 // one pipelining 500 fetches of 16 MiB each without reading stays under 256 MiB.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 import { encodeRequestFrame } from "../../src/protocol/kafka/index.ts";
-import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
+import { rssAnonMiB, type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
 import { RawClient } from "./raw-client.ts";
 
 let broker: RunningBroker;
@@ -17,11 +16,6 @@ afterAll(async () => {
   broker.kill();
   await broker.exited;
 });
-
-function rssAnonMiB(pid: number): number {
-  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 test(
   "1000 pipelined 1 MiB produce requests keep RssAnon under 512 MiB; others are served",

@@ -9,6 +9,7 @@
 // (committed and applied here, lost to another term, or refused by apply). A job outlives the
 // term it started in, as the production promise chain does: a deposed controller's job resumes
 // when its proposal settles and finds itself no longer active.
+import { partitionChangeRecord } from "../../../src/replication/change-record.ts";
 import {
   checkIsrChange,
   onFenced,
@@ -45,20 +46,8 @@ const NOT_CONTROLLER: Proposal = {
   error: "not_leader",
 };
 
-export function partitionRecord(c: PartitionChange): MetadataRecord {
-  const rec: MetadataRecord = {
-    type: "PartitionChanged",
-    topicId: c.topicId,
-    partition: c.partition,
-    partitionEpoch: c.partitionEpoch,
-    reason: c.reason,
-  };
-  if (c.leader !== undefined) rec.leader = c.leader;
-  if (c.leaderEpoch !== undefined) rec.leaderEpoch = c.leaderEpoch;
-  if (c.isr !== undefined) rec.isr = c.isr;
-  if (c.replicas !== undefined) rec.replicas = c.replicas;
-  return rec;
-}
+/** The production record shape (src/replication/change-record.ts). */
+export const partitionRecord = partitionChangeRecord;
 
 export class Controller {
   readonly sessions = new SessionTracker(SESSIONS);
