@@ -6,7 +6,8 @@
 //   detect: every member up through [crash, crash + DETECT_BOUND_MS] holds the crashed one dead;
 //   converge: within CONVERGE_BOUND_MS after the last disruption (heal, restart, rejoin) every
 //     live member holds every other live member alive, and at the end none holds one dead;
-//   no decode error ever happens between honest nodes.
+//   no decode error ever happens between honest nodes;
+//   incarnations: no node's record of a member ever goes back to an older incarnation.
 // loss: no faults but uniform loss; measures false "dead" declarations of live members.
 import type { SeedOutcome } from "../../../src/cluster/sim/index.ts";
 import { Rng } from "../../../src/cluster/sim/index.ts";
@@ -141,6 +142,32 @@ export function runChaosSeed(seed: number, opts: ChaosOptions = {}): SeedOutcome
   });
   const lastDisruption = Math.max(tHeal, tRestart, tRejoin);
   const end = Math.max(MIN_SIM_MS, lastDisruption + CONVERGE_BOUND_MS);
+  // Incarnations only grow: no member's record, as any node holds it, goes back to an older
+  // incarnation (only the member raises its own; stale news at an older one is ignored).
+  const held = new WeakMap<object, Map<number, number>>();
+  for (let t = 250; t <= end; t += 250) {
+    sim.at(t, () => {
+      for (const o of sim.liveIds()) {
+        const node = sim.node(o)!;
+        let seen = held.get(node);
+        if (seen === undefined) held.set(node, seen = new Map());
+        const now = new Set<number>();
+        for (const m of node.members()) {
+          now.add(m.id);
+          const before = seen.get(m.id) ?? -1;
+          if (m.incarnation < before) {
+            fail(
+              `node ${o} holds node ${m.id} at incarnation ${m.incarnation} after ` +
+                `${before} (${m.state})`,
+            );
+          }
+          seen.set(m.id, Math.max(before, m.incarnation));
+        }
+        // A member forgotten (reaped) may come back at any incarnation.
+        for (const id of [...seen.keys()]) if (!now.has(id)) seen.delete(id);
+      }
+    });
+  }
   let convergedAt = -1;
   for (let t = lastDisruption; t <= end; t += 500) {
     sim.at(t, () => {

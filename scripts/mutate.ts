@@ -1,0 +1,416 @@
+// The mutation suite: plants each bug of scripts/mutations (a text edit) in a scratch copy of the
+// repository, runs the simulator campaign that should catch it (scripts/mutations/
+// run-campaign.ts, in a child process) until the first failing seed or the seed budget, and
+// reports per bug: caught or not, the first failing seed and the invariant. The simulators, not
+// the unit tests, are what is measured.
+//
+//   npm run mutate                                  # all of them (~3-4 min on 2 cores)
+//   npm run mutate -- --only raft-quorum-half,repl-truncate-to-hw
+//   npm run mutate -- --seeds 50                    # every campaign's budget set to 50 seeds
+//   npm run mutate -- --check                       # only check that every edit still applies
+//   npm run mutate -- --markdown                    # the table as Markdown (docs/mutation.md)
+//   npm run mutate -- --keep                        # keep the scratch copies (/tmp/mutate-*)
+//
+// Exit code 1 when an edit no longer applies (its text is not in the file exactly once: the
+// code moved, rewrite the entry), a mutated tree does not load, or fewer than THRESHOLD of the
+// bugs expected to be caught are caught. Bugs marked `expect: "survives"` are listed with their
+// reason and left out of the ratio.
+import { spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { type CampaignName, checkMutations, type Mutation, MUTATIONS } from "./mutations/index.ts";
+
+/** Share of the bugs expected to be caught that must be caught. */
+export const THRESHOLD = 0.9;
+
+/**
+ * Seeds tried per campaign (a mutation may ask for more). The unmutated code passes at least
+ * these: test/sim/raft/seeds-*.test.ts (500), test/sim/swim (500 chaos; the loss campaign was
+ * checked over 300), test/sim/replication (1000), test/sim/storage (400). Most bugs are caught within tens of seeds; a survivor costs the whole
+ * budget, so it stays a few seconds of simulation per campaign on this machine.
+ */
+export const SEED_BUDGET: Record<CampaignName, number> = {
+  raft: 150,
+  "raft-figure8": 300,
+  swim: 150,
+  "swim-loss": 60,
+  replication: 400,
+  "storage-crash": 300,
+};
+
+/**
+ * Wall-clock budget of one campaign run, a safety net on a slow machine (a run normally ends at
+ * its first failing seed or its seed budget well before); a run past it stops after its seed.
+ */
+export const TIME_BUDGET_MS = 120_000;
+/** A child silent this long after its budget (a seed that never ends) is killed. */
+const HANG_GRACE_MS = 30_000;
+
+const ROOT = path.resolve(import.meta.dir, "..");
+/** What a scratch copy holds: the code, the simulators, this suite. */
+const COPY = ["src", "test/sim", "scripts/mutations", "package.json", "tsconfig.json"];
+
+export type Verdict = "caught" | "survived" | "stale" | "error";
+
+export interface MutationResult {
+  id: string;
+  /** The campaign that caught it, or every campaign tried ("swim+swim-loss"). */
+  campaign: string;
+  verdict: Verdict;
+  expectSurvives: boolean;
+  seed: number | null;
+  /** The failing invariant (caught), or why the run could not be made (stale, error). */
+  detail: string;
+  seedsRun: number;
+  seconds: number;
+  /** The run stopped at the time budget before the seed budget. */
+  budgetHit: boolean;
+}
+
+export interface SuiteOptions {
+  only?: string[];
+  /** Override every campaign's seed budget. */
+  seeds?: number;
+  timeBudgetMs?: number;
+  keep?: boolean;
+  /** Progress lines (one per mutation). */
+  log?: (line: string) => void;
+}
+
+export interface SuiteReport {
+  results: MutationResult[];
+  /** Caught / expected-to-be-caught (excluding stale and errors from neither). */
+  ratio: number;
+  expected: number;
+  caught: number;
+  problems: string[];
+  seconds: number;
+  ok: boolean;
+}
+
+function readRepo(file: string): string | null {
+  const p = path.join(ROOT, file);
+  return existsSync(p) ? readFileSync(p, "utf8") : null;
+}
+
+/** A scratch copy of the repository with `m` applied; returns its directory. */
+function scratchWith(m: Mutation): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `mutate-${m.id}-`));
+  for (const p of COPY) {
+    const from = path.join(ROOT, p);
+    if (!existsSync(from)) continue;
+    mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+    cpSync(from, path.join(dir, p), { recursive: true });
+  }
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
+  const target = path.join(dir, m.file);
+  const text = readFileSync(target, "utf8");
+  const at = text.indexOf(m.find);
+  if (at < 0 || text.indexOf(m.find, at + m.find.length) >= 0) {
+    throw new Error(`${m.id}: the text to replace does not occur exactly once in ${m.file}`);
+  }
+  writeFileSync(target, text.slice(0, at) + m.replace + text.slice(at + m.find.length));
+  return dir;
+}
+
+interface ChildOutcome {
+  result?: {
+    caught: boolean;
+    seed: number | null;
+    failure: string | null;
+    seedsRun: number;
+    budgetHit: boolean;
+  };
+  loadError?: string;
+  lastSeed: number | null;
+  killed: boolean;
+  code: number | null;
+  stderrTail: string;
+}
+
+function runChild(dir: string, campaign: CampaignName, seeds: number, budgetMs: number) {
+  return new Promise<ChildOutcome>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        "scripts/mutations/run-campaign.ts",
+        "--campaign",
+        campaign,
+        "--seeds",
+        String(seeds),
+        "--budget-ms",
+        String(budgetMs),
+      ],
+      { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const out: ChildOutcome = { lastSeed: null, killed: false, code: null, stderrTail: "" };
+    let buf = "";
+    const onLine = (line: string) => {
+      if (line.startsWith("MUTATE-SEED ")) out.lastSeed = Number(line.slice(12));
+      else if (line.startsWith("MUTATE-RESULT ")) out.result = JSON.parse(line.slice(14));
+      else if (line.startsWith("MUTATE-ERROR ")) out.loadError = JSON.parse(line.slice(13));
+    };
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        onLine(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      out.stderrTail = (out.stderrTail + d).slice(-2000);
+    });
+    const timer = setTimeout(() => {
+      out.killed = true;
+      child.kill("SIGKILL");
+    }, budgetMs + HANG_GRACE_MS);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (buf.length > 0) onLine(buf);
+      out.code = code;
+      resolve(out);
+    });
+  });
+}
+
+export function campaignsOf(m: Mutation): readonly CampaignName[] {
+  return typeof m.campaign === "string" ? [m.campaign] : m.campaign;
+}
+
+async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
+  const t0 = performance.now();
+  const campaigns = campaignsOf(m);
+  const base = {
+    id: m.id,
+    campaign: campaigns.join("+"),
+    expectSurvives: m.expect === "survives",
+    seed: null,
+    seedsRun: 0,
+    budgetHit: false,
+  };
+  const seconds = () => Math.round((performance.now() - t0) / 100) / 10;
+  let dir: string;
+  try {
+    dir = scratchWith(m);
+  } catch (e) {
+    return { ...base, verdict: "stale", detail: (e as Error).message, seconds: seconds() };
+  }
+  try {
+    let seedsRun = 0;
+    let budgetHit = false;
+    for (const campaign of campaigns) {
+      const seeds = o.seeds ?? m.seeds ?? SEED_BUDGET[campaign];
+      const budget = o.timeBudgetMs ?? TIME_BUDGET_MS;
+      const c = await runChild(dir, campaign, seeds, budget);
+      if (c.loadError !== undefined) {
+        return {
+          ...base,
+          verdict: "error",
+          detail: `does not load: ${c.loadError}`,
+          seconds: seconds(),
+        };
+      }
+      if (c.result === undefined) {
+        // No result line: the run hung in a seed (killed) or the process died under the bug.
+        // The seed tests would fail the same way, so it counts as caught, saying how.
+        const last = c.stderrTail.trim().split("\n").filter(Boolean).at(-1) ?? "";
+        return {
+          ...base,
+          campaign,
+          verdict: "caught",
+          seed: c.lastSeed,
+          detail: c.killed
+            ? `seed ${c.lastSeed} never finished (killed after ${
+              Math.round((budget + HANG_GRACE_MS) / 1000)
+            } s)`
+            : `the process died (exit ${c.code}): ${last.slice(0, 200)}`,
+          seedsRun: seedsRun + (c.lastSeed ?? 0),
+          seconds: seconds(),
+        };
+      }
+      const r = c.result;
+      seedsRun += r.seedsRun;
+      budgetHit ||= r.budgetHit;
+      if (r.caught) {
+        return {
+          ...base,
+          campaign,
+          verdict: "caught",
+          seed: r.seed,
+          detail: r.failure ?? "",
+          seedsRun,
+          budgetHit,
+          seconds: seconds(),
+        };
+      }
+    }
+    return { ...base, verdict: "survived", detail: "", seedsRun, budgetHit, seconds: seconds() };
+  } finally {
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
+  const t0 = performance.now();
+  const log = o.log ?? (() => {});
+  const problems = checkMutations(MUTATIONS, readRepo);
+  let list = [...MUTATIONS];
+  if (o.only !== undefined) {
+    const unknown = o.only.filter((id) => !MUTATIONS.some((m) => m.id === id));
+    for (const id of unknown) problems.push(`${id}: no such mutation`);
+    list = list.filter((m) => o.only!.includes(m.id));
+  }
+  const results: MutationResult[] = [];
+  for (const m of list) {
+    const r = await runOne(m, o);
+    results.push(r);
+    log(formatRow(r));
+  }
+  for (const r of results) {
+    if (r.verdict === "stale" || r.verdict === "error") problems.push(`${r.id}: ${r.detail}`);
+  }
+  const expected = results.filter((r) => !r.expectSurvives);
+  const caught = expected.filter((r) => r.verdict === "caught").length;
+  const ratio = expected.length === 0 ? 1 : caught / expected.length;
+  return {
+    results,
+    ratio,
+    expected: expected.length,
+    caught,
+    problems: [...new Set(problems)],
+    seconds: Math.round((performance.now() - t0) / 1000),
+    ok: problems.length === 0 && ratio >= THRESHOLD,
+  };
+}
+
+function formatRow(r: MutationResult): string {
+  const verdict = r.verdict === "caught"
+    ? (r.expectSurvives ? "CAUGHT (expected to survive)" : "caught")
+    : r.verdict === "survived"
+    ? (r.expectSurvives ? "survived (expected)" : "SURVIVED")
+    : r.verdict.toUpperCase();
+  const seed = r.seed === null ? "-" : String(r.seed);
+  const runs = r.verdict === "survived"
+    ? ` (${r.seedsRun} seeds${r.budgetHit ? ", time budget" : ""})`
+    : "";
+  return `${r.id.padEnd(40)} ${r.campaign.padEnd(16)} ${verdict.padEnd(14)} ${seed.padStart(5)}  ` +
+    `${r.seconds.toFixed(1).padStart(5)} s  ${r.detail}${runs}`;
+}
+
+function escapeCell(s: string): string {
+  return s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+}
+
+/** The report as Markdown: the table of every mutation, then the survivors with reasons. */
+export function markdown(rep: SuiteReport): string {
+  const byId = new Map(MUTATIONS.map((m) => [m.id, m]));
+  const lines = [
+    "| mutation | campaign | caught | first failing seed | invariant (first failure) | s |",
+    "| --- | --- | --- | ---: | --- | ---: |",
+  ];
+  for (const r of rep.results) {
+    const caught = r.verdict === "caught"
+      ? "yes"
+      : r.verdict === "survived"
+      ? (r.expectSurvives ? "no (expected)" : "**no**")
+      : r.verdict;
+    const detail = r.verdict === "survived"
+      ? `not in ${r.seedsRun} seeds`
+      : escapeCell(r.detail.length > 160 ? r.detail.slice(0, 157) + "..." : r.detail);
+    lines.push(
+      `| \`${r.id}\` | ${r.campaign} | ${caught} | ${r.seed ?? "—"} | ${detail} | ${
+        r.seconds.toFixed(1)
+      } |`,
+    );
+  }
+  const survivors = rep.results.filter((r) => r.verdict === "survived");
+  if (survivors.length > 0) {
+    lines.push("", "Survivors:", "");
+    for (const r of survivors) {
+      const m = byId.get(r.id)!;
+      lines.push(`- \`${r.id}\`: ${m.why} ${m.reason ?? "**Not expected: investigate.**"}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const o: SuiteOptions = { log: (l) => console.log(l) };
+  let md = false;
+  let checkOnly = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--only") o.only = (args[++i] ?? "").split(",").filter(Boolean);
+    else if (a === "--seeds") o.seeds = Number(args[++i]);
+    else if (a === "--time-budget") o.timeBudgetMs = Number(args[++i]) * 1000;
+    else if (a === "--keep") o.keep = true;
+    else if (a === "--markdown") md = true;
+    else if (a === "--check") checkOnly = true;
+    else if (a === "--list") {
+      for (const m of MUTATIONS) {
+        console.log(
+          `${m.id.padEnd(40)} ${campaignsOf(m).join("+").padEnd(16)} ${m.file}  ${m.why}`,
+        );
+      }
+      process.exit(0);
+    } else {
+      console.error(
+        `unknown argument ${a}\nusage: bun scripts/mutate.ts [--only id,id] [--seeds N] ` +
+          "[--time-budget S] [--markdown] [--check] [--list] [--keep]",
+      );
+      process.exit(2);
+    }
+  }
+  if (o.seeds !== undefined && !(Number.isSafeInteger(o.seeds) && o.seeds > 0)) {
+    console.error("--seeds needs a positive integer");
+    process.exit(2);
+  }
+  if (checkOnly) {
+    const problems = checkMutations(MUTATIONS, readRepo);
+    for (const p of problems) console.log(`STALE ${p}`);
+    console.log(`${MUTATIONS.length} mutations, ${problems.length} problems`);
+    process.exit(problems.length === 0 ? 0 : 1);
+  }
+  console.log(
+    `${"mutation".padEnd(40)} ${"campaign".padEnd(16)} ${"verdict".padEnd(14)} ${
+      "seed".padStart(5)
+    }` +
+      `  ${"time".padStart(7)}  invariant`,
+  );
+  const rep = await runSuite(o);
+  const survivors = rep.results.filter((r) => r.verdict === "survived");
+  if (survivors.length > 0) {
+    console.log("\nsurvivors:");
+    const byId = new Map(MUTATIONS.map((m) => [m.id, m]));
+    for (const r of survivors) {
+      const m = byId.get(r.id)!;
+      console.log(`  ${r.id}: ${m.reason ?? "NOT EXPECTED: the simulator misses a real bug"}`);
+    }
+  }
+  const unexpected = rep.results.filter((r) => r.expectSurvives && r.verdict === "caught");
+  for (const r of unexpected) {
+    console.log(`note: ${r.id} is marked "survives" but was caught: update the list`);
+  }
+  for (const p of rep.problems) console.log(`PROBLEM ${p}`);
+  console.log(
+    `\ncaught ${rep.caught}/${rep.expected} expected to be caught (${
+      (rep.ratio * 100).toFixed(1)
+    }%, threshold ${THRESHOLD * 100}%), ${
+      rep.results.filter((r) => r.expectSurvives).length
+    } known survivors, ${rep.results.length} mutations in ${rep.seconds} s`,
+  );
+  if (md) console.log(`\n${markdown(rep)}`);
+  process.exit(rep.ok ? 0 : 1);
+}
