@@ -64,6 +64,8 @@ function readCheckpoint(deps: LogDeps, dir: string): Checkpoint | null {
  * not damage: a cut leaves one, and so does the window written ahead of the end (zero-ahead.ts),
  * which can be tens of MiB, hence the 32-bit words.
  */
+const NO_WORDS = new Uint32Array(0);
+
 function nonZeroEnd(seg: Segment, from: number, to: number): number {
   let end = from;
   for (let p = from; p < to; p += 1 << 16) {
@@ -71,7 +73,10 @@ function nonZeroEnd(seg: Segment, from: number, to: number): number {
     const lead = Math.min(b.length, (4 - (b.byteOffset & 3)) & 3);
     let any = false;
     for (let i = 0; i < lead && !any; i++) any = b[i] !== 0;
-    const words = new Uint32Array(b.buffer, b.byteOffset + lead, (b.length - lead) >>> 2);
+    // Fewer than 4 bytes past an unaligned start: no word view (its offset would be unaligned,
+    // and building one throws, which left the partition unopenable).
+    const n = (b.length - lead) >>> 2;
+    const words = n > 0 ? new Uint32Array(b.buffer, b.byteOffset + lead, n) : NO_WORDS;
     for (let k = 0; k < words.length && !any; k++) any = words[k] !== 0;
     for (let i = lead + words.length * 4; i < b.length && !any; i++) any = b[i] !== 0;
     if (!any) continue;

@@ -164,6 +164,32 @@ describe("recovery", () => {
     30000,
   );
 
+  test("1-3 stray bytes past the last batch at an unaligned end are cut; the log opens", async () => {
+    // Found by the storage crash campaign: the zero scan built a word view at an unaligned
+    // offset, threw, and the partition could not be opened at all.
+    const sizeOf = (v: number) => batch({ valueSize: v, tag: 1 }).length;
+    for (const [residue, stray] of [[1, 1], [1, 2], [2, 1]]) {
+      let v = 9;
+      while (sizeOf(v) % 4 !== residue) v++;
+      const io = new CrashFileIO();
+      io.mkdirp("/data");
+      await io.syncDir("/");
+      const { log } = await open(io);
+      await log.append(batch({ valueSize: v, tag: 1 }), { leaderEpoch: 1 }).ack;
+      const end = log.logEndOffset();
+      const seg = io.readdir(DIR).find((n) => n.endsWith(".log"))!;
+      const h = io.open(`${DIR}/${seg}`, false);
+      h.pwrite(new Uint8Array(stray).fill(7), sizeOf(v));
+      await h.fdatasync();
+      h.close();
+      // No clean close: the next open scans the tail.
+      const again = await open(io.crash({ seed: stray, keepUnsyncedProb: 1 }));
+      expect(again.log.logEndOffset()).toBe(end);
+      expect(decodeRecordBatches(again.log.read(0, 1 << 20).records).length).toBe(1);
+      await again.store.closeAll();
+    }
+  });
+
   test("a cut tail never reappears after a second crash", async () => {
     for (let seed = 1; seed <= 20; seed++) {
       const { io: base, tags } = await build();

@@ -39,10 +39,9 @@
 // the cut and nothing lowers it. Same false alarm after a crash. The scenario waits for the
 // last checkpoint write before it truncates (unless `concurrentTruncation`).
 //
-// Recovery throws a RangeError (recovery.ts nonZeroEnd) when 1-3 bytes lie past the last
-// valid batch at an unaligned position (a torn write of a few bytes): its word view's length
-// goes negative, and the partition cannot be opened. Found by this campaign; the seed ends
-// there (counted as recoveryThrows).
+// Recovery threw a RangeError (recovery.ts nonZeroEnd) when 1-3 bytes lay past the last valid
+// batch at an unaligned position, and the partition could not be opened: found by this
+// campaign, fixed 2026-12-05; a throw now fails the seed.
 //
 // A flipped bit in a batch's lastOffsetDelta makes a read stop before that batch (segment.ts
 // readBatches compares the last offset with the upper bound before it checks the CRC): the read
@@ -446,12 +445,6 @@ async function runSeed(seed: number, o: StorageRunOptions): Promise<SeedOutcome>
     }
     await store.closeAll();
   } catch (e) {
-    if (e instanceof RangeError && e.stack?.includes("nonZeroEnd")) {
-      // A known production bug (see the header): recovery cannot open this log.
-      counts.recoveryThrows++;
-      trace(`recovery throws: ${e.message}`);
-      return outcome();
-    }
     fail(`exception: ${(e as Error).stack?.split("\n").slice(0, 3).join(" | ")}`);
   }
   return outcome();
