@@ -593,8 +593,27 @@ export class Group {
     if (this.events.length < 50_000) this.events.push(`${now()} ${e}`);
   }
 
+  /**
+   * A new member. Its start (connect, subscribe, the first join) is retried with a fresh consumer,
+   * as an application would: kafkajs restarts a running consumer on its own, but a start that
+   * fails (its coordinator killed during the join: ECONNRESET) rejects once and for all.
+   */
   async add(): Promise<Consumer> {
     const name = `member-${this.members.length}`;
+    for (let attempt = 1;; attempt++) {
+      try {
+        const c = await this.#start(name);
+        this.members.push(c);
+        return c;
+      } catch (e) {
+        this.note(`${name} start failed (attempt ${attempt}): ${(e as Error).message}`);
+        if (attempt >= 10) throw e;
+        await Bun.sleep(500);
+      }
+    }
+  }
+
+  async #start(name: string): Promise<Consumer> {
     const c = kafka(this.cluster, name).consumer({
       groupId: GROUP,
       metadataMaxAge: 2000,
@@ -621,9 +640,14 @@ export class Group {
     c.on(c.events.CRASH, (e) => {
       this.note(`${name} crashed: ${e.payload.error?.message}`);
     });
-    await c.connect();
-    await c.subscribe({ topic: TOPIC, fromBeginning: true });
-    await c.run({
+    try {
+      await c.connect();
+      await c.subscribe({ topic: TOPIC, fromBeginning: true });
+    } catch (e) {
+      await c.disconnect().catch(() => {});
+      throw e;
+    }
+    const running = c.run({
       autoCommit: false,
       eachBatch: async ({ batch, heartbeat }) => {
         const p = batch.partition;
@@ -649,7 +673,12 @@ export class Group {
         await heartbeat().catch(() => {});
       },
     });
-    this.members.push(c);
+    try {
+      await running;
+    } catch (e) {
+      await c.disconnect().catch(() => {});
+      throw e;
+    }
     return c;
   }
 
