@@ -179,6 +179,25 @@ test(
     expect(whole.status).toBe(200);
     expect((whole.json.records as unknown[]).length).toBe(12 + 9 + 2);
 
+    // Coordinators move while a new cluster settles: the controller raises __consumer_offsets to
+    // three replicas and then moves each partition's leadership to its preferred replica. A client
+    // would follow NOT_COORDINATOR; this test compares brokers' answers, so it waits for that.
+    await waitFor(
+      "__consumer_offsets on 3 replicas, led by the preferred ones",
+      20_000,
+      async () => {
+        const t = (await call(b0, "GET", "/topics/__consumer_offsets")).json as {
+          partitions?: { leader: number; replicas: number[]; isr: number[] }[];
+        };
+        const ps = t.partitions ?? [];
+        return ps.length > 0 &&
+            ps.every((p) =>
+              p.replicas.length === 3 && p.isr.length === 3 && p.leader === p.replicas[0]
+            )
+          ? true
+          : undefined;
+      },
+    );
     // Kafka: every broker names the same controller and the same coordinator for a group.
     const coordinators = new Set<number>();
     for (const b of bs) {
@@ -224,7 +243,11 @@ test(
     expect(coordinators.size).toBe(1);
     const coordinator = [...coordinators][0];
     const notCoordinator = bs.find((_b, i) => i !== coordinator)!;
-    const cc = await RawClient.connect(bs[coordinator].kafkaPort);
+    // Group "gl" may live on another offsets partition than "g1": commit at its own coordinator.
+    const fcc = await RawClient.connect(b0.kafkaPort);
+    const glCoordinator = Number((await fcc.call(10, 1, { key: "gl", keyType: 0 })).nodeId);
+    fcc.close();
+    const cc = await RawClient.connect(bs[glCoordinator].kafkaPort);
     try {
       const commit = await cc.call(8, 2, {
         groupId: "gl",
