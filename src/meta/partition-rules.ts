@@ -3,7 +3,7 @@
 // metadata transaction; the replication simulation (test/sim/replication) runs the very same
 // rules over its in-memory metadata, so the two cannot drift apart.
 import { MetaError } from "./errors.ts";
-import type { MetadataRecord } from "./records.ts";
+import type { MetadataRecord, ReassignmentState } from "./records.ts";
 
 export interface PartitionRow {
   leader: number;
@@ -11,6 +11,39 @@ export interface PartitionRow {
   partitionEpoch: number;
   replicas: number[];
   isr: number[];
+  /** A reassignment in flight (absent or null: none). */
+  reassignment?: ReassignmentState | null;
+}
+
+const sameSet = (a: readonly number[], b: readonly number[]) =>
+  a.length === b.length && a.every((x) => b.includes(x));
+
+/**
+ * The replica sets a reassignment may pass through: queued, the replicas are still the
+ * original ones; started, they are original ∪ target (adding replicas follow outside the ISR
+ * until caught up). Any other set while one is in flight is refused.
+ */
+export function checkReassignment(
+  known: BrokerIds,
+  replicas: readonly number[],
+  ra: ReassignmentState,
+  what: string,
+): void {
+  for (const r of ra.target) {
+    if (!known.has(r)) {
+      throw new MetaError("INVALID_REPLICA_ASSIGNMENT", `${what}: broker ${r} is not registered`);
+    }
+  }
+  const union = [...ra.original, ...ra.target.filter((id) => !ra.original.includes(id))];
+  const want = ra.started ? union : ra.original;
+  if (!sameSet(replicas, want)) {
+    throw new MetaError(
+      "INVALID_REPLICA_ASSIGNMENT",
+      `${what}: replicas [${replicas}] do not fit the reassignment [${ra.original}] -> [${ra.target}]${
+        ra.started ? "" : " (queued)"
+      }`,
+    );
+  }
 }
 
 export type PartitionChangedRecord = Extract<MetadataRecord, { type: "PartitionChanged" }>;
@@ -73,6 +106,7 @@ export function changedPartition(
     leaderEpoch: r.leaderEpoch ?? p.leaderEpoch,
     isr: r.isr ?? p.isr,
     replicas: r.replicas ?? p.replicas,
+    reassignment: r.reassignment === undefined ? p.reassignment ?? null : r.reassignment,
   };
   if (next.leaderEpoch < p.leaderEpoch) {
     throw new MetaError("INVALID_REQUEST", `${what}: leader epoch went backwards`);
@@ -81,6 +115,9 @@ export function changedPartition(
     throw new MetaError("INVALID_REQUEST", `${what}: new leader needs a new epoch`);
   }
   checkReplicas(registered, next.replicas, next.isr, next.leader, what);
+  if (next.reassignment !== null) {
+    checkReassignment(registered, next.replicas, next.reassignment, what);
+  }
   if (next.leader !== -1) {
     // An online partition: no fenced broker leads it or counts in its ISR. (An offline one
     // keeps its last ISR, fenced, as the replicas known to hold every committed record.)

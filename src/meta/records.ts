@@ -2,6 +2,7 @@
 // local log, later to the Raft log; every broker applies them into its SQLite (apply.ts).
 // parseRecord validates a record from storage or from the network (hostile input).
 import { MetaError } from "./errors.ts";
+import { parseUserRecord, USER_RECORD_TYPES, type UserRecord } from "./users.ts";
 
 export interface PartitionAssignment {
   partition: number;
@@ -12,9 +13,26 @@ export interface PartitionAssignment {
   isr: number[];
 }
 
+/**
+ * A partition's reassignment in flight (KIP-455): the replica set it moves to, the one it came
+ * from (a cancel returns to it, with its leader where possible), whether it started (replicas
+ * extended by the adding ones) or waits behind the concurrency bound, and the copy throttle.
+ * Adding replicas are target − original, removing ones original − target.
+ */
+export interface ReassignmentState {
+  target: number[];
+  original: number[];
+  originalLeader: number;
+  started: boolean;
+  /** Bytes per second for the adding replicas' copy; 0: unthrottled. */
+  throttle: number;
+}
+
 export type MetadataRecord =
   /** Written by a new Raft leader before anything else; changes no table. */
   | { type: "NoOp" }
+  /** A user's SCRAM credential set or deleted (users.ts). */
+  | UserRecord
   | {
     type: "BrokerRegistered";
     nodeId: number;
@@ -62,6 +80,8 @@ export type MetadataRecord =
     partitionEpoch?: number;
     /** Why (an election, an ISR shrink...): for logs and operators. */
     reason?: string;
+    /** A reassignment starts, moves on or changes (an object), or ends (null). */
+    reassignment?: ReassignmentState | null;
   }
   | {
     type: "TopicConfigChanged";
@@ -150,6 +170,22 @@ function assignments(o: Obj, k: string): PartitionAssignment[] {
   return v.map(assignment);
 }
 
+export function reassignment(v: unknown): ReassignmentState | null {
+  if (v === null) return null;
+  if (typeof v !== "object" || Array.isArray(v)) throw bad("reassignment must be an object");
+  const o = v as Obj;
+  const target = ids(o, "target");
+  const original = ids(o, "original");
+  if (target.length === 0 || original.length === 0) throw bad("reassignment needs replicas");
+  return {
+    target,
+    original,
+    originalLeader: int(o, "originalLeader", -1),
+    started: bool(o, "started"),
+    throttle: int(o, "throttle", 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
 /** Validates the shape of a record (not its fit with current state: that is apply's job). */
 export function parseRecord(input: unknown): MetadataRecord {
   let v = input;
@@ -213,6 +249,7 @@ export function parseRecord(input: unknown): MetadataRecord {
       if (o.replicas !== undefined) r.replicas = ids(o, "replicas");
       if (o.partitionEpoch !== undefined) r.partitionEpoch = int(o, "partitionEpoch", 0);
       if (o.reason !== undefined) r.reason = str(o, "reason", 1024);
+      if (o.reassignment !== undefined) r.reassignment = reassignment(o.reassignment);
       return r;
     }
     case "TopicConfigChanged": {
@@ -228,6 +265,7 @@ export function parseRecord(input: unknown): MetadataRecord {
       };
     }
     default:
+      if (USER_RECORD_TYPES.has(String(o.type))) return parseUserRecord(o);
       throw bad(`unknown type ${JSON.stringify(String(o.type).slice(0, 40))}`);
   }
 }

@@ -4,6 +4,7 @@
 // of truth except metadata_log today, which moves to the Raft log later.
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { ReassignmentState } from "./records.ts";
 
 /** This broker's identity (one row, id = 1); mirrors <dataDir>/meta.properties. */
 export const cluster = sqliteTable("cluster", {
@@ -46,6 +47,8 @@ export const partitions = sqliteTable("partitions", {
   partitionEpoch: integer("partition_epoch").notNull(),
   replicas: text("replicas", { mode: "json" }).$type<number[]>().notNull(),
   isr: text("isr", { mode: "json" }).$type<number[]>().notNull(),
+  /** A reassignment in flight (records.ts ReassignmentState); null when none. */
+  reassignment: text("reassignment", { mode: "json" }).$type<ReassignmentState | null>(),
 }, (t) => [primaryKey({ columns: [t.topicId, t.partition] })]);
 
 export const groups = sqliteTable("groups", {

@@ -4,7 +4,9 @@
 // network, so restore validates every row before it replaces anything.
 import type { MetaConn } from "./apply.ts";
 import { MetaError } from "./errors.ts";
+import { reassignment as parseReassignment, type ReassignmentState } from "./records.ts";
 import * as s from "./schema.ts";
+import { parseUserImage, restoreUsers, snapshotUsers, type UserImageRow } from "./users.ts";
 
 const SNAPSHOT_VERSION = 1;
 const MAX_INT32 = 2147483647;
@@ -14,6 +16,8 @@ interface TablesImage {
   brokers: (typeof s.brokers.$inferSelect)[];
   topics: (typeof s.topics.$inferSelect)[];
   partitions: (typeof s.partitions.$inferSelect)[];
+  /** SCRAM credentials (absent in images from before users existed: none). */
+  users?: UserImageRow[];
 }
 
 /** The metadata tables as a JSON image (deterministic row order). */
@@ -24,6 +28,7 @@ export function snapshotTables(db: MetaConn): string {
     topics: db.select().from(s.topics).orderBy(s.topics.topicId).all(),
     partitions: db.select().from(s.partitions).orderBy(s.partitions.topicId, s.partitions.partition)
       .all(),
+    users: snapshotUsers(db),
   };
   return JSON.stringify(image);
 }
@@ -57,6 +62,14 @@ function obj(v: unknown, what: string): Record<string, unknown> {
 function list(v: unknown, what: string): unknown[] {
   if (!Array.isArray(v)) throw bad(`${what} is not a list`);
   return v;
+}
+
+function reassignmentOf(v: unknown): ReassignmentState | null {
+  try {
+    return parseReassignment(v);
+  } catch (e) {
+    throw bad(`reassignment: ${(e as Error).message}`);
+  }
 }
 
 /** Parses and validates an image; throws MetaError when malformed. "" is the empty state. */
@@ -111,9 +124,11 @@ export function parseTablesImage(data: string): TablesImage {
       partitionEpoch: int(p.partitionEpoch, "partitionEpoch", 0, MAX_INT32),
       replicas: ints(p.replicas, "replicas"),
       isr: ints(p.isr, "isr"),
+      // Absent in images taken before reassignments existed.
+      reassignment: p.reassignment === undefined ? null : reassignmentOf(p.reassignment),
     };
   });
-  return { v: SNAPSHOT_VERSION, brokers, topics, partitions };
+  return { v: SNAPSHOT_VERSION, brokers, topics, partitions, users: parseUserImage(o.users) };
 }
 
 /**
@@ -130,6 +145,7 @@ export function restoreTables(db: MetaConn, data: string, index: number, term: n
     for (const b of image.brokers) tx.insert(s.brokers).values(b).run();
     for (const t of image.topics) tx.insert(s.topics).values(t).run();
     for (const p of image.partitions) tx.insert(s.partitions).values(p).run();
+    restoreUsers(tx, image.users ?? []);
     tx.insert(s.metaState).values({ id: 1, appliedIndex: index, appliedTerm: term })
       .onConflictDoUpdate({
         target: s.metaState.id,

@@ -16,5 +16,6 @@ export function partitionChangeRecord(c: PartitionChange): MetadataRecord {
   if (c.leaderEpoch !== undefined) rec.leaderEpoch = c.leaderEpoch;
   if (c.isr !== undefined) rec.isr = c.isr;
   if (c.replicas !== undefined) rec.replicas = c.replicas;
+  if (c.reassignment !== undefined) rec.reassignment = c.reassignment;
   return rec;
 }

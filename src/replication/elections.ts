@@ -3,6 +3,7 @@
 // elections, and the check of a leader's ISR change. Each returns partition changes; the shell
 // appends them as PartitionChanged records, each carrying the partition epoch it was computed
 // from, so a change computed from a stale view is refused when applied (metadata apply.ts).
+import type { ReassignmentState } from "../meta/records.ts";
 import { planted } from "./planted.ts";
 
 export interface PartitionView {
@@ -16,6 +17,8 @@ export interface PartitionView {
   isr: readonly number[];
   /** unclean.leader.election.enable for its topic. */
   unclean: boolean;
+  /** A reassignment in flight (reassignment.ts), absent or null when none. */
+  reassignment?: ReassignmentState | null;
 }
 
 export interface PartitionChange {
@@ -28,6 +31,8 @@ export interface PartitionChange {
   isr?: number[];
   /** A new replica set (replicas added or reordered; reassignment builds on this). */
   replicas?: number[];
+  /** A reassignment recorded, moved on (an object) or ended (null). */
+  reassignment?: ReassignmentState | null;
   reason: string;
 }
 

@@ -33,7 +33,11 @@ export type PlantedBug =
    */
   | "decision-without-partition-epoch"
   /** test/sim controller shell: an accepted AlterPartition is written without its partition epoch. */
-  | "alter-without-partition-epoch";
+  | "alter-without-partition-epoch"
+  /** reassignment.ts: a move completes at once with ISR = target, before the adding copied. */
+  | "reassign-isr-is-target"
+  /** reassignment.ts: a cancel restores the original ISR too, lagging members included. */
+  | "cancel-isr-is-original";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "hw-majority-of-replicas",
@@ -49,6 +53,8 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "election-keeps-leader-epoch",
   "decision-without-partition-epoch",
   "alter-without-partition-epoch",
+  "reassign-isr-is-target",
+  "cancel-isr-is-original",
 ];
 
 /** Mutable: tests add a name, run, and clear it. Empty in production. */

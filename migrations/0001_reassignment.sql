@@ -1,0 +1,1 @@
+ALTER TABLE `partitions` ADD `reassignment` text;
