@@ -21,6 +21,11 @@ interface Inode {
   pending: { pos: number; bytes: Uint8Array }[];
   syncSeq: number;
   appliedSeq: number;
+  /**
+   * Views handed out by mmap. A real shared map shows later writes within its length, but
+   * `data` is replaced when the file grows: writes are copied into every view made before.
+   */
+  maps: Uint8Array[];
 }
 
 function errno(code: string, msg: string): Error {
@@ -35,6 +40,7 @@ function newInode(): Inode {
     pending: [],
     syncSeq: 0,
     appliedSeq: 0,
+    maps: [],
   };
 }
 
@@ -110,6 +116,10 @@ export class CrashFileIO implements FileIO {
       n.data = nd;
     }
     n.data.set(buf.subarray(0, len), pos);
+    for (const m of n.maps) {
+      if (m.buffer === n.data.buffer || pos >= m.length) continue;
+      m.set(buf.subarray(0, Math.min(len, m.length - pos)), pos);
+    }
     n.size = Math.max(n.size, pos + len);
     if (len > 0) n.pending.push({ pos, bytes: buf.slice(0, len) });
     if (full) throw errno("ENOSPC", "no space left on device");
@@ -176,7 +186,11 @@ export class CrashFileIO implements FileIO {
       mmap() {
         guard("mmap");
         if (node.size === 0) throw errno("EINVAL", "cannot map an empty file");
-        return node.data.subarray(0, node.size);
+        const m = node.data.subarray(0, node.size);
+        // The newest maps only (a segment keeps its latest): bounded for long runs.
+        if (node.maps.length >= 16) node.maps.shift();
+        node.maps.push(m);
+        return m;
       },
       close() {
         closed = true;

@@ -42,6 +42,12 @@ export class GroupCommit {
   /** Sync rounds started (for tests and benchmarks). */
   rounds = 0;
   private closedError: Error | null = null;
+  /**
+   * While a truncation is cutting bytes, no round vouches for offsets at or past the cut: a round
+   * that starts (or settles) between the start of the cut and its end would otherwise raise the
+   * durable mark over bytes about to go, and a checkpoint written then would claim them as synced.
+   */
+  private ceiling = Infinity;
 
   constructor(private readonly target: SyncTarget, initialDurable: number) {
     this.durableOffset = initialDurable;
@@ -79,6 +85,20 @@ export class GroupCommit {
    * written at the same offsets, and a sync in flight no longer raises the mark past the cut.
    */
   truncated(offset: number): void {
+    this.lowerTo(offset);
+    this.ceiling = Infinity;
+  }
+
+  /**
+   * A truncation to `offset` begins: as `truncated`, and until `truncated` is called with the
+   * final end, the durable mark stays at or below `offset` whatever sync rounds settle meanwhile.
+   */
+  truncating(offset: number): void {
+    this.lowerTo(offset);
+    this.ceiling = Math.min(this.ceiling, offset);
+  }
+
+  private lowerTo(offset: number): void {
     this.durableOffset = Math.min(this.durableOffset, offset);
     for (const r of [this.running, this.next]) {
       if (r === null) continue;
@@ -111,7 +131,7 @@ export class GroupCommit {
     this.next = null;
     this.running = round;
     // Bytes below `covers` were written (pwrite returned) before this sync is issued.
-    round.covers = this.target.writtenOffset();
+    round.covers = Math.min(this.target.writtenOffset(), this.ceiling);
     if (round.maxOffset > round.covers) round.cut = true;
     this.rounds++;
     this.target.syncAll().then(
@@ -122,7 +142,8 @@ export class GroupCommit {
 
   private settle(round: Round, err: unknown): void {
     if (this.running === round) this.running = null;
-    if (err === null && round.covers > this.durableOffset) this.durableOffset = round.covers;
+    const covers = Math.min(round.covers, this.ceiling);
+    if (err === null && covers > this.durableOffset) this.durableOffset = covers;
     if (err !== null) round.reject(err);
     else if (round.cut) round.reject(new TruncatedError());
     else round.resolve();

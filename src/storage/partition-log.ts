@@ -138,6 +138,8 @@ export class SegmentPartitionLog implements PartitionLog {
   private lastCheckpoint = "";
   /** Checkpoint writes, one at a time (they share a temp file), in the order asked. */
   private checkpointChain: Promise<void> = RESOLVED;
+  /** Checkpoint writes queued or in flight (their data is computed when their turn comes). */
+  private checkpointWrites = 0;
   /** The recovery point of the checkpoint on disk (unknown until one is written here). */
   private diskRecoveryPoint = Number.MAX_SAFE_INTEGER;
   private lastCheckpointAt = Number.NEGATIVE_INFINITY;
@@ -795,12 +797,17 @@ export class SegmentPartitionLog implements PartitionLog {
       return;
     }
     if (offset < this.logStart) offset = this.logStart;
+    // The cut removes the whole batch holding `offset`: everything below concerns the new end.
+    offset = this.batchStartOf(offset);
     this.cutPending = true;
     try {
       // The checkpoint on disk must never claim offsets the cut removes as synced: recovery takes
-      // a bad batch below its recovery point for damage (quarantine), not a torn write.
-      this.commit.truncated(offset);
-      if (this.diskRecoveryPoint > offset || this.cleanOnDisk) await this.lowerCheckpoint();
+      // a bad batch below its recovery point for damage (quarantine), not a torn write. A write
+      // queued or in flight may carry a recovery point computed before the cut: lower after it.
+      this.commit.truncating(offset);
+      if (this.diskRecoveryPoint > offset || this.cleanOnDisk || this.checkpointWrites > 0) {
+        await this.lowerCheckpoint();
+      }
       if (this.readDamage !== null && this.readDamage.fromOffset >= offset) this.readDamage = null;
       while (
         this.segments.length > 1 && this.active.baseOffset >= offset &&
@@ -829,7 +836,23 @@ export class SegmentPartitionLog implements PartitionLog {
       await this.syncAll();
     } finally {
       this.cutPending = false;
+      // After a failed cut too: sync rounds may vouch again for what is there.
+      this.commit.truncated(this.logEndOffset());
     }
+  }
+
+  /** The first offset of the batch holding `offset` (itself when none does). */
+  private batchStartOf(offset: number): number {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const seg = this.segments[i];
+      if (seg.baseOffset > offset) continue;
+      const pos = seg.positionOf(offset);
+      const h = pos >= 0 ? seg.header(pos) : null;
+      return h !== null && h.baseOffset < offset && h.baseOffset >= this.logStart
+        ? h.baseOffset
+        : offset;
+    }
+    return offset;
   }
 
   async resetTo(offset: number): Promise<void> {
@@ -888,7 +911,10 @@ export class SegmentPartitionLog implements PartitionLog {
       this.diskRecoveryPoint = data.recoveryPoint;
       this.cleanOnDisk = clean;
     };
-    const p = this.checkpointChain.then(run, run);
+    this.checkpointWrites++;
+    const p = this.checkpointChain.then(run, run).finally(() => {
+      this.checkpointWrites--;
+    });
     this.checkpointChain = p.catch(() => {});
     return p;
   }

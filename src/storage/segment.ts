@@ -370,7 +370,23 @@ export class Segment {
         if (first >= 0) break;
         throw this.damaged(pos + p, base, "a batch header that does not parse");
       }
-      if (last >= upper) break;
+      if (last >= upper) {
+        if (first >= 0) break;
+        // Nothing to serve yet, unless the header lies: a last offset past this segment's end,
+        // or bytes that fail their CRC, are damage (a flipped lastOffsetDelta would otherwise
+        // read as "no data yet" below the log end, and a consumer would wait there for ever).
+        if (last < base || last >= this.nextOffset) {
+          throw this.damaged(pos + p, base, "a last offset outside the segment");
+        }
+        if (p + size > view.length) {
+          view = widen(p + size);
+          dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
+        }
+        if (computeBatchCrc(view, p, size) !== dv.getUint32(p + 17)) {
+          throw this.damaged(pos + p, base, "a CRC-32C mismatch");
+        }
+        break;
+      }
       if (first >= 0 && (p + size > maxBytes || p + size > view.length)) break;
       if (p + size > view.length) {
         // The first batch is larger than the view: widen it to hold the batch whole.

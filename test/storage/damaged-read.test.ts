@@ -63,6 +63,11 @@ for (
     ["a flipped payload byte", (at: number): [number, number[]] => [at + 100, [0xff, 0x00, 0xff]]],
     // A length field turned negative: the header itself is unusable.
     ["a negative batch length", (at: number): [number, number[]] => [at + 8, [0x80, 0, 0, 0]]],
+    // lastOffsetDelta (bytes 23..26, 2 for 3 records) flipped far past the log end: the read must
+    // not take it for a batch not yet committed ("no data yet" below the log end, for ever).
+    ["a lastOffsetDelta past the log end", (at: number): [number, number[]] => [at + 24, [0x40]]],
+    // ... or to 3, still inside the log: the CRC catches it.
+    ["a lastOffsetDelta off by one", (at: number): [number, number[]] => [at + 26, [0x03]]],
   ] as const
 ) {
   test(`${name}: earlier batches are served, the damaged one is a storage error`, async () => {

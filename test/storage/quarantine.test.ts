@@ -333,6 +333,44 @@ describe("recovery checkpoint", () => {
     expect(cp().recoveryPoint).toBeLessThanOrEqual(10);
     await store.closeAll();
   });
+
+  test("a cut inside a batch lowers the recovery point to the batch's start", async () => {
+    const io = new CrashFileIO();
+    io.mkdirp("/data");
+    await io.syncDir("/");
+    const { log } = await open(io);
+    await writeAcked(log, 5, new Map()); // batches at 0, 3, 6, 9, 12
+    await log.checkpoint();
+    await log.truncateTo(7); // takes the batch 6..8 whole
+    expect(log.logEndOffset()).toBe(6);
+    const cp = readJson<{ recoveryPoint: number }>(io, `${DIR}/recovery-checkpoint.json`);
+    expect(cp.recoveryPoint).toBeLessThanOrEqual(6);
+    // An unsynced append, then power loss: not "synced records are missing", no quarantine.
+    log.append(batch({ count: 3, valueSize: 100, tag: 99 }), { leaderEpoch: 2 });
+    const after = await open(io.crash());
+    expect(after.log.logEndOffset()).toBeGreaterThanOrEqual(6);
+    expect(after.logs.filter((l) => l.level === "error")).toEqual([]);
+    await after.store.closeAll();
+  });
+
+  test("a checkpoint write in flight when a cut starts cannot land above the cut", async () => {
+    const io = new CrashFileIO();
+    io.mkdirp("/data");
+    await io.syncDir("/");
+    io.syncDelayMs = 5; // checkpoint writes take a while: one is in flight below
+    const { log } = await open(io);
+    await writeAcked(log, 5, new Map());
+    const inFlight = log.checkpoint(); // computes a recovery point of 15 before the cut
+    await new Promise((r) => setTimeout(r, 1)); // ... and is writing it, its sync not done
+    const cut = log.truncateTo(6);
+    await Promise.all([inFlight, cut]);
+    const cp = readJson<{ recoveryPoint: number }>(io, `${DIR}/recovery-checkpoint.json`);
+    expect(cp.recoveryPoint).toBeLessThanOrEqual(6);
+    log.append(batch({ count: 3, valueSize: 100, tag: 99 }), { leaderEpoch: 2 });
+    const after = await open(io.crash());
+    expect(after.logs.filter((l) => l.level === "error")).toEqual([]);
+    await after.store.closeAll();
+  });
 });
 
 test("messages name paths relative to the data dir (damaged data, full disk)", async () => {

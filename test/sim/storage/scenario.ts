@@ -18,35 +18,21 @@
 //      power failed in the middle of a truncation): quarantined rather than cut, by design
 //      (recovery.ts), counted as tailQuarantines.
 //
-// A sync round that starts during a truncation (after GroupCommit.truncated lowered the durable
-// offset, before the bytes are cut: an acks=all append whose unclean-checkpoint mark lands then,
-// or the interval flusher) covers the bytes about to be cut and raises the durable offset again;
-// when lowerCheckpoint's write was queued behind another checkpoint write, it reads that raised
-// offset and the "lowered" checkpoint claims offsets past the cut as synced. A crash after the
-// cut then reads as "synced records are missing" and quarantines the partition (a false alarm;
-// nothing acknowledged is lost: those offsets were truncated). Found by this campaign; production
-// is unchanged here, so the scenario lets the acknowledgements in flight settle before it
-// truncates and calls no flush during a truncation; `concurrentTruncation` reproduces it.
-//
-// Truncations land on batch boundaries, as a follower's do (an epoch's end offset). A cut inside
-// a batch removes the whole batch, but truncateTo lowers the checkpoint only to the offset asked
-// for, so the checkpoint claims the cut batch's first offsets as synced: the same false alarm
-// after a crash (found by this campaign; docs/mutation.md).
-//
-// Likewise a checkpoint write in flight when a truncation starts (the checkpoint timer's): its
-// data was computed before the cut, and truncateTo lowers the checkpoint only when the recovery
-// point already ON DISK is above the cut, so the write in flight lands a recovery point above
-// the cut and nothing lowers it. Same false alarm after a crash. The scenario waits for the
-// last checkpoint write before it truncates (unless `concurrentTruncation`).
-//
-// Recovery threw a RangeError (recovery.ts nonZeroEnd) when 1-3 bytes lay past the last valid
-// batch at an unaligned position, and the partition could not be opened: found by this
-// campaign, fixed 2026-12-05; a throw now fails the seed.
-//
-// A flipped bit in a batch's lastOffsetDelta makes a read stop before that batch (segment.ts
-// readBatches compares the last offset with the upper bound before it checks the CRC): the read
-// returns nothing below the log end instead of a CorruptLogError, and a consumer would wait
-// there for ever. Found by this campaign; S2 allows it where a byte was flipped.
+// Bugs this campaign found in production, all fixed 2026-12-05 (docs/mutation.md), and what
+// now exercises each:
+// - a sync round that started during a truncation raised the durable offset past the cut, and a
+//   checkpoint write queued then claimed cut offsets as synced (GroupCommit.truncating now holds
+//   a ceiling until the cut is done): half of the truncations start with acknowledgements,
+//   checkpoint writes and a sync round in flight (`concurrentTruncation` forces it on or off);
+// - a checkpoint write in flight when a truncation started landed a recovery point above the cut
+//   (truncateTo now lowers after any write queued or in flight): the same;
+// - a cut inside a batch lowered the checkpoint to the offset asked for, not to the batch's start
+//   (the cut's real end): 30 % of the truncations land inside a batch;
+// - recovery threw a RangeError when 1-3 bytes lay past the last valid batch at an unaligned
+//   position (recovery.ts nonZeroEnd): a throw fails the seed;
+// - a flipped bit in a batch's lastOffsetDelta read as "no data yet" below the log end (the read
+//   compared the last offset with its upper bound before the CRC): S2 requires every offset below
+//   the end to read or to report damage.
 //
 // Flips hit only batches below the recovery point of an unclean checkpoint, or anywhere under a
 // clean one: a flip in the last batch past the recovery point is indistinguishable from a torn
@@ -119,8 +105,8 @@ function batchesIn(b: Uint8Array): { pos: number; base: number; last: number; si
 export interface StorageRunOptions {
   log?: (line: string) => void;
   /**
-   * Start truncations with acknowledgements and checkpoint writes in flight, and ask for a sync
-   * right after one starts (see the header: reproduces two production bugs).
+   * Every truncation (true) or none (false) starts with acknowledgements and checkpoint writes in
+   * flight and a sync asked for right after it starts; unset, half of them at random.
    */
   concurrentTruncation?: boolean;
 }
@@ -268,8 +254,6 @@ async function runSeed(seed: number, o: StorageRunOptions): Promise<SeedOutcome>
         break;
       }
       if (bs.length === 0) {
-        // A flipped lastOffsetDelta reads as "nothing here yet" (see the header).
-        if (damagedAtOrBelow(off)) break;
         fail(`S2 ${when}: read at ${off} returns nothing below the log end ${end}`);
         break;
       }
@@ -300,7 +284,6 @@ async function runSeed(seed: number, o: StorageRunOptions): Promise<SeedOutcome>
       }
       try {
         const b = decodeRecordBatches(log.read(off, 1).records)[0];
-        if (b === undefined && damagedAtOrBelow(off)) continue; // lastOffsetDelta: see the header
         if (b === undefined || b.header.baseOffset !== off) {
           fail(`S1 ${when}: acknowledged offset ${off} reads as ${b?.header.baseOffset}`);
           break;
@@ -364,14 +347,18 @@ async function runSeed(seed: number, o: StorageRunOptions): Promise<SeedOutcome>
           const end = log.logEndOffset();
           let to = end - rng.int(0, Math.min(end - log.logStartOffset(), 25) + 1);
           if (to >= end) continue;
-          // At a batch boundary, as a follower truncates (to an epoch's end offset).
-          try {
-            to = log.read(to, 1).firstOffset;
-          } catch {
-            continue;
+          // Mostly at a batch boundary, as a follower truncates (to an epoch's end offset); now
+          // and then inside a batch, which the API accepts (the whole batch goes).
+          if (rng.chance(0.7)) {
+            try {
+              to = log.read(to, 1).firstOffset;
+            } catch {
+              continue;
+            }
           }
-          // The acknowledgements in flight come first (see the header), unless asked not to.
-          if (!o.concurrentTruncation) {
+          // Half the time with acknowledgements, checkpoint writes and a sync round in flight.
+          const concurrent = o.concurrentTruncation ?? rng.chance(0.5);
+          if (!concurrent) {
             await Promise.allSettled([...pending.values()].map((p) => p.ack));
             await checkpointing;
             if (log.logEndOffset() !== end) continue;
@@ -395,7 +382,7 @@ async function runSeed(seed: number, o: StorageRunOptions): Promise<SeedOutcome>
             }
           });
           done.catch(() => {});
-          if (o.concurrentTruncation) log.flush().catch(() => {});
+          if (concurrent) log.flush().catch(() => {});
           epoch++;
           if (rng.chance(0.15)) {
             // Power loss during the truncation.
