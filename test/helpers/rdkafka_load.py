@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-# A librdkafka (confluent-kafka) idempotent acks=all producer for the replication tests: it sends
-# records with unique keys at a steady rate until SIGTERM (or --seconds), and prints one JSON line
-# per delivery report: {"k": key, "p": partition, "o": offset, "t": ms} when acknowledged,
-# {"k": key, "e": error} when not, and {"fatal": error} for a fatal producer error.
+# A librdkafka (confluent-kafka) acks=all producer, idempotent unless --no-idempotence, for the
+# replication tests and npm run chaos: it sends records with unique keys at a steady rate until
+# SIGTERM (or --seconds), and prints one JSON line per delivery report: {"k": key, "p": partition,
+# "o": offset, "t": ms} when acknowledged, {"k": key, "e": error} when not, and {"fatal": error}
+# for a fatal producer error.
 # Run under /usr/bin/python3 (Debian's python3-confluent-kafka).
 import argparse
 import json
@@ -25,6 +26,8 @@ def main():
     ap.add_argument("--prefix", default="rd")
     ap.add_argument("--rate", type=float, default=100.0, help="records per second")
     ap.add_argument("--seconds", type=float, default=300.0, help="hard cap on the run")
+    ap.add_argument("--no-idempotence", action="store_true",
+                    help="a plain acks=all producer (a retried batch may be written twice)")
     a = ap.parse_args()
 
     stop = [False]
@@ -39,7 +42,7 @@ def main():
     p = Producer({
         "bootstrap.servers": a.bootstrap,
         "client.id": "replication-rdkafka",
-        "enable.idempotence": True,
+        "enable.idempotence": not a.no_idempotence,
         "acks": "all",
         "linger.ms": 5,
         "message.timeout.ms": 60000,

@@ -82,6 +82,18 @@ export interface PartitionView {
   high_watermark: number | null;
 }
 
+/** How a Cluster runs its brokers (npm run chaos: each in a network namespace of its own). */
+export interface ClusterOptions {
+  /** The command broker `id` runs under (default: brokerCommand()). */
+  command?: (id: number) => string[];
+  /** Flags after the harness's own (the last flag wins): addresses, voters, timeouts. */
+  args?: (id: number) => string[];
+  /** The host clients reach broker `id` on (default: 127.0.0.1). */
+  host?: (id: number) => string;
+  /** Broker `id`'s data directory (default: a fresh temporary one). */
+  dataDir?: (id: number) => string;
+}
+
 export class Cluster {
   readonly nodes = new Map<number, Node>();
   readonly exits: { id: number; code: number; signal: string }[] = [];
@@ -90,10 +102,16 @@ export class Cluster {
   /** Every process started, for its log lines. */
   readonly history: { id: number; proc: RunningBroker }[] = [];
 
+  constructor(readonly options: ClusterOptions = {}) {}
+
   async start(id: number): Promise<Node> {
     let n = this.nodes.get(id);
     if (n === undefined) {
-      n = { id, dataDir: tempDir(`replication-${id}-`), stopped: false };
+      n = {
+        id,
+        dataDir: this.options.dataDir?.(id) ?? tempDir(`replication-${id}-`),
+        stopped: false,
+      };
       this.nodes.set(id, n);
     }
     const seed = [...this.nodes.values()].find((m) => m !== n && m.proc && !m.stopped);
@@ -111,8 +129,14 @@ export class Cluster {
       ...(n.kafkaAddr ? ["--kafka-addr", n.kafkaAddr] : []),
       ...(n.httpAddr ? ["--http-addr", n.httpAddr] : []),
       ...(n.clusterAddr ? ["--cluster-addr", n.clusterAddr] : []),
+      ...(this.options.args?.(id) ?? []),
     ];
-    const b = await startBrokerProcess({ dataDir: n.dataDir, args, timeoutMs: 30_000 });
+    const b = await startBrokerProcess({
+      dataDir: n.dataDir,
+      args,
+      timeoutMs: 30_000,
+      command: this.options.command?.(id),
+    });
     n.proc = b;
     this.history.push({ id, proc: b });
     const node = n;
@@ -128,7 +152,7 @@ export class Cluster {
       console.log(`CRASH: broker ${id} exited by itself with code ${code}`);
     });
     n.stopped = false;
-    n.kafkaAddr = `127.0.0.1:${b.kafkaPort}`;
+    n.kafkaAddr = `${this.options.host?.(id) ?? "127.0.0.1"}:${b.kafkaPort}`;
     n.httpAddr = b.httpUrl.replace("http://", "");
     n.clusterAddr = b.clusterAddr;
     return n;
@@ -312,6 +336,12 @@ export class Ledger {
   /** Per partition, the next offset the group has read up to. */
   readonly groupFrontier = new Map<number, number>();
 
+  /** Records about to be sent by `src` (a hook for histories; the caller counts `sent`). */
+  sending(_keys: readonly string[], _src: string, _at: number): void {}
+
+  /** Records `src` sent that were not acknowledged (they may or may not be in the log). */
+  failing(_keys: readonly string[], _src: string, _error: string, _at: number): void {}
+
   violate(msg: string): void {
     if (this.violations.length < 200) this.violations.push(msg);
     console.log(`VIOLATION: ${msg}`);
@@ -429,20 +459,43 @@ export function kafka(cluster: Cluster, clientId: string, requestTimeout = 6000)
   });
 }
 
+/** A producer load's knobs (the defaults are the replication test's). */
+export interface LoadOptions {
+  /** An idempotent producer (default true); a plain one may write a retried batch twice. */
+  idempotent?: boolean;
+  /** Key prefix, unique per load: keys are `${prefix}${partition}-${n}` (kafkajs) or `${prefix}-${n}`. */
+  prefix?: string;
+  /** The name acknowledgements are recorded under. */
+  src?: string;
+  /** kafkajs: records per batch and the pause between batches; librdkafka: records per second. */
+  batch?: number;
+  paceMs?: number;
+  rate?: number;
+  /** librdkafka: the driver's hard cap on its run, in seconds. */
+  seconds?: number;
+}
+
 export class KafkajsLoad {
   #stop = false;
   #loops: Promise<void>[] = [];
   recreated = 0;
+  readonly idempotent: boolean;
+  readonly prefix: string;
+  readonly src: string;
 
-  constructor(readonly cluster: Cluster, readonly ledger: Ledger) {}
+  constructor(readonly cluster: Cluster, readonly ledger: Ledger, readonly opts: LoadOptions = {}) {
+    this.idempotent = opts.idempotent ?? true;
+    this.prefix = opts.prefix ?? "kj";
+    this.src = opts.src ?? "kafkajs";
+  }
 
   start(): void {
     for (let p = 0; p < PARTITIONS; p++) this.#loops.push(this.#loop(p));
   }
 
   async #producer(p: number): Promise<Producer | undefined> {
-    const prod = kafka(this.cluster, `kafkajs-p${p}`).producer({
-      idempotent: true,
+    const prod = kafka(this.cluster, `${this.src}-p${p}`).producer({
+      idempotent: this.idempotent,
       maxInFlightRequests: 1,
       // The default (5 minutes) would keep sending to a stopped leader until it answers.
       metadataMaxAge: 2000,
@@ -460,9 +513,13 @@ export class KafkajsLoad {
         await sleep(200);
         continue;
       }
-      const keys = Array.from({ length: BATCH }, () => `kj${p}-${n++}`);
+      const keys = Array.from(
+        { length: this.opts.batch ?? BATCH },
+        () => `${this.prefix}${p}-${n++}`,
+      );
       const sentAt = now();
       this.ledger.sent += keys.length;
+      this.ledger.sending(keys, this.src, sentAt);
       try {
         const r = await prod.send({
           topic: TOPIC,
@@ -475,20 +532,20 @@ export class KafkajsLoad {
           throw new Error(`bad answer ${JSON.stringify(r)}`);
         }
         const base = Number(md.baseOffset);
-        keys.forEach((k, i) => this.ledger.ack(k, p, base + i, sentAt, "kafkajs"));
+        keys.forEach((k, i) => this.ledger.ack(k, p, base + i, sentAt, this.src));
       } catch (e) {
         // Not acknowledged: the records may or may not be in the log. A new producer (new id)
         // follows, so no later batch can reuse these sequence numbers.
         this.ledger.failedSends += keys.length;
-        if (kafkaLogs.length < 20_000) {
-          kafkaLogs.push(`kafkajs-p${p} send failed: ${e instanceof Error ? e.message : e}`);
-        }
+        const msg = e instanceof Error ? e.message : String(e);
+        this.ledger.failing(keys, this.src, msg, now());
+        if (kafkaLogs.length < 20_000) kafkaLogs.push(`${this.src}-p${p} send failed: ${msg}`);
         const old = prod;
         prod = undefined;
         this.recreated++;
         void within(old.disconnect().catch(() => {}), 5000);
       }
-      await sleep(PACE_MS);
+      await sleep(this.opts.paceMs ?? PACE_MS);
     }
     if (prod) await within(prod.disconnect().catch(() => {}), 5000);
   }
@@ -507,8 +564,13 @@ export class RdkafkaLoad {
   fatal: string[] = [];
   notAcked = 0;
   #reading: Promise<void> | undefined;
+  readonly src: string;
+  /** What the driver wrote to stderr (librdkafka's own log lines). */
+  readonly stderr: string[] = [];
 
-  constructor(readonly cluster: Cluster, readonly ledger: Ledger) {}
+  constructor(readonly cluster: Cluster, readonly ledger: Ledger, readonly opts: LoadOptions = {}) {
+    this.src = opts.src ?? "librdkafka";
+  }
 
   static available(): boolean {
     if (!existsSync(PYTHON)) return false;
@@ -528,13 +590,21 @@ export class RdkafkaLoad {
       "--topic",
       TOPIC,
       "--prefix",
-      "rd",
+      this.opts.prefix ?? "rd",
       "--rate",
-      "100",
+      String(this.opts.rate ?? 100),
       "--seconds",
-      "240",
+      String(this.opts.seconds ?? 240),
+      ...(this.opts.idempotent === false ? ["--no-idempotence"] : []),
     ], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const proc = this.proc;
+    // librdkafka logs to stderr: drained, so a full pipe never blocks the producer.
+    void (async () => {
+      const dec = new TextDecoder();
+      for await (const chunk of proc.stderr) {
+        if (this.stderr.length < 10_000) this.stderr.push(dec.decode(chunk, { stream: true }));
+      }
+    })().catch(() => {});
     this.#reading = (async () => {
       const dec = new TextDecoder();
       let buf = "";
@@ -560,13 +630,15 @@ export class RdkafkaLoad {
     if (typeof m.s === "string") {
       this.sentAt.set(m.s, Number(m.t));
       this.ledger.sent++;
+      this.ledger.sending([m.s], this.src, Number(m.t));
     } else if (typeof m.k === "string" && typeof m.o === "number") {
       // The driver's own clock (epoch ms, as Date.now()): the pipe may deliver the line late.
-      this.ledger.ack(m.k, Number(m.p), m.o, this.sentAt.get(m.k) ?? 0, "librdkafka", Number(m.t));
+      this.ledger.ack(m.k, Number(m.p), m.o, this.sentAt.get(m.k) ?? 0, this.src, Number(m.t));
       this.sentAt.delete(m.k);
     } else if (typeof m.k === "string") {
       this.notAcked++;
       this.ledger.failedSends++;
+      this.ledger.failing([m.k], this.src, String(m.e), now());
       if (this.errors.length < 20) this.errors.push(`${m.k}: ${m.e}`);
     } else if (m.fatal !== undefined) {
       this.fatal.push(String(m.fatal));

@@ -1,0 +1,120 @@
+// The fault schedule of a chaos run: a sequence of steps drawn from a seed, so a run can be
+// replayed. A step names its target by role ("the controller", "the leader of partition 2"), which
+// the runner resolves against the live cluster when the step starts; kinds, variants, roles, hold
+// times and pauses between faults all come from the seed. Pure: no IO.
+
+export const FAULT_KINDS = ["kill", "pause", "partition", "restart"] as const;
+export type FaultKind = typeof FAULT_KINDS[number];
+
+export const PARTITION_VARIANTS = ["isolate", "split", "one-way-out", "one-way-in"] as const;
+export type PartitionVariant = typeof PARTITION_VARIANTS[number];
+
+export type Role =
+  | { role: "controller" }
+  | { role: "leader"; partition: number }
+  | { role: "coordinator" }
+  | { role: "broker"; id: number };
+
+export interface Step {
+  kind: FaultKind;
+  /** partition: its shape; pause: "long" (past the session timeout) or "short". */
+  variant: string;
+  target: Role;
+  /** How long the fault holds before it is healed (kill: how long the broker stays down). */
+  holdMs: number;
+  /** Quiet time after the cluster recovered, before this step starts. */
+  gapMs: number;
+  /** split: the seed's draw for which brokers form the minority side. */
+  draw: number;
+}
+
+/** mulberry32: small, fast, and the same sequence for a seed everywhere. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface ScheduleOptions {
+  seed: number;
+  faults: readonly FaultKind[];
+  brokers: number;
+  partitions: number;
+  /** The broker session timeout: a long pause exceeds it, a short one stays under it. */
+  sessionTimeoutMs: number;
+  /** Steps to draw (the runner stops when its time is up; it never needs more than this). */
+  steps?: number;
+}
+
+export function schedule(o: ScheduleOptions): Step[] {
+  if (o.faults.length === 0) throw new Error("no fault kinds to draw from");
+  const r = rng(o.seed);
+  const between = (lo: number, hi: number) => Math.round(lo + r() * (hi - lo));
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+  const out: Step[] = [];
+  for (let i = 0; i < (o.steps ?? 200); i++) {
+    const kind = pick(o.faults);
+    const who = r();
+    const target: Role = who < 0.3
+      ? { role: "controller" }
+      : who < 0.75
+      ? { role: "leader", partition: Math.floor(r() * o.partitions) }
+      : who < 0.85
+      ? { role: "coordinator" }
+      : { role: "broker", id: Math.floor(r() * o.brokers) };
+    let variant = "";
+    let holdMs = 0;
+    if (kind === "kill") holdMs = between(500, 8000);
+    else if (kind === "restart") holdMs = between(0, 1500);
+    else if (kind === "pause") {
+      variant = r() < 0.75 ? "long" : "short";
+      holdMs = variant === "long"
+        ? between(o.sessionTimeoutMs + 1000, o.sessionTimeoutMs + 7000)
+        : between(300, Math.max(400, o.sessionTimeoutMs - 1500));
+    } else {
+      variant = pick(PARTITION_VARIANTS);
+      holdMs = between(3000, 12_000);
+    }
+    out.push({ kind, variant, target, holdMs, gapMs: between(1000, 5000), draw: r() });
+  }
+  return out;
+}
+
+/**
+ * The two sides of a partition step: `cut` (the targets) and the rest. isolate and the one-way
+ * variants cut the target alone; split cuts a minority drawn from the seed that holds the target
+ * (for 3 brokers that is the target alone; for 5, the target and one more).
+ */
+export function sides(
+  variant: string,
+  target: number,
+  brokers: number[],
+  draw: number,
+): { cut: number[]; rest: number[] } {
+  let cut = [target];
+  if (variant === "split") {
+    const minority = Math.floor((brokers.length - 1) / 2);
+    const others = brokers.filter((b) => b !== target);
+    // A deterministic shuffle of the others by the draw.
+    const r = rng(Math.floor(draw * 2 ** 32));
+    for (let i = others.length - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1));
+      [others[i], others[j]] = [others[j], others[i]];
+    }
+    cut = [target, ...others.slice(0, minority - 1)];
+  }
+  return { cut, rest: brokers.filter((b) => !cut.includes(b)) };
+}
+
+export function describeRole(t: Role): string {
+  return t.role === "leader"
+    ? `leader of ${t.partition}`
+    : t.role === "broker"
+    ? `broker ${t.id}`
+    : t.role;
+}
