@@ -16,6 +16,7 @@ import { memberRoutes } from "./members.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
+import { consoleRoutes } from "../console/index.ts";
 import { Metrics } from "../core/metrics.ts";
 import { CorruptLogError } from "../storage/index.ts";
 import { reportDamage } from "../core/damage-log.ts";
@@ -140,6 +141,8 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     metrics.httpSeconds.observe(labels, (performance.now() - t0) / 1000);
     metrics.httpRequests.inc({ ...labels, status: String(c.res.status) });
   });
+  // The web console's files (no data in them) load without the token; its API calls carry it.
+  consoleRoutes(app);
   app.use("*", authMiddleware(opts.token));
   // While the broker starts or stops, only the probes answer; everything else is a JSON 503.
   app.use("*", (c, next) => {
