@@ -50,12 +50,14 @@ import { PeerLink } from "./peer-link.ts";
  * requester's own proven node id (a member never speaks for another).
  */
 const MAX_HOPS = 2;
-/** Metadata writes a broker that is not the leader passes on to it (topic admin). */
+/** Metadata writes a broker that is not the leader passes on to it (topic and user admin). */
 const FORWARDED_RECORDS: ReadonlySet<string> = new Set([
   "TopicCreated",
   "TopicDeleted",
   "PartitionsCreated",
   "TopicConfigChanged",
+  "UserScramCredentialSet",
+  "UserScramCredentialDeleted",
 ]);
 /** How long a forwarded write waits to be applied here after the leader committed it. */
 const FORWARD_APPLY_TIMEOUT_MS = 10_000;

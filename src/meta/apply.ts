@@ -10,6 +10,7 @@ import { changedPartition, checkReplicas } from "./partition-rules.ts";
 import * as s from "./schema.ts";
 import { topicNamesCollide, unifyCollisionChars, validateTopicName } from "./topic-names.ts";
 import { validateTopicConfig, validateTopicConfigs } from "./topic-configs.ts";
+import { applyUserRecord } from "./users.ts";
 
 /** A drizzle handle on the metadata db, or a transaction on it. */
 export type MetaConn = BaseSQLiteDatabase<"sync", void, typeof s>;
@@ -84,6 +85,10 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
   switch (r.type) {
     case "NoOp":
     case "ProducerIdsAllocated": // the record's index is the block: no table changes
+      return;
+    case "UserScramCredentialSet":
+    case "UserScramCredentialDeleted":
+      applyUserRecord(db, r);
       return;
     case "BrokerRegistered":
       db.insert(s.brokers).values({

@@ -22,6 +22,13 @@ export const ErrorCode = {
   INVALID_UPDATE_VERSION: 108,
   /** A fenced broker named as a partition's leader or in its ISR. */
   INELIGIBLE_REPLICA: 107,
+  /** SCRAM credentials (users.ts): a credential to delete that does not exist. */
+  RESOURCE_NOT_FOUND: 91,
+  /** The same user and mechanism twice in one request. */
+  DUPLICATE_RESOURCE: 92,
+  /** A credential that cannot be stored (iterations out of range, empty user name). */
+  UNACCEPTABLE_CREDENTIAL: 93,
+  UNSUPPORTED_SASL_MECHANISM: 33,
   UNKNOWN_SERVER_ERROR: -1,
 } as const;
 

@@ -46,3 +46,13 @@ export {
   validateTopicConfigs,
 } from "./topic-configs.ts";
 export { MAX_TOPIC_NAME_LENGTH, topicNamesCollide, validateTopicName } from "./topic-names.ts";
+export {
+  isUserMechanism,
+  MAX_SCRAM_ITERATIONS,
+  MIN_SCRAM_ITERATIONS,
+  type StoredScramCredential,
+  USER_MECHANISMS,
+  type UserCredentialInfo,
+  type UserMechanism,
+  userNameProblem,
+} from "./users.ts";

@@ -2,6 +2,7 @@
 // local log, later to the Raft log; every broker applies them into its SQLite (apply.ts).
 // parseRecord validates a record from storage or from the network (hostile input).
 import { MetaError } from "./errors.ts";
+import { parseUserRecord, USER_RECORD_TYPES, type UserRecord } from "./users.ts";
 
 export interface PartitionAssignment {
   partition: number;
@@ -30,6 +31,8 @@ export interface ReassignmentState {
 export type MetadataRecord =
   /** Written by a new Raft leader before anything else; changes no table. */
   | { type: "NoOp" }
+  /** A user's SCRAM credential set or deleted (users.ts). */
+  | UserRecord
   | {
     type: "BrokerRegistered";
     nodeId: number;
@@ -262,6 +265,7 @@ export function parseRecord(input: unknown): MetadataRecord {
       };
     }
     default:
+      if (USER_RECORD_TYPES.has(String(o.type))) return parseUserRecord(o);
       throw bad(`unknown type ${JSON.stringify(String(o.type).slice(0, 40))}`);
   }
 }

@@ -91,3 +91,17 @@ export const metaState = sqliteTable("meta_state", {
   appliedIndex: integer("applied_index").notNull(),
   appliedTerm: integer("applied_term").notNull(),
 }, (t) => [check("meta_state_singleton", sql`${t.id} = 1`)]);
+
+/**
+ * SCRAM credentials of the listeners' users (users.ts), one per user and mechanism, from
+ * UserScramCredential* metadata records. Base64 text; never a password.
+ */
+export const scramCredentials = sqliteTable("scram_credentials", {
+  user: text("user").notNull(),
+  /** "SCRAM-SHA-256" or "SCRAM-SHA-512". */
+  mechanism: text("mechanism").notNull(),
+  iterations: integer("iterations").notNull(),
+  salt: text("salt").notNull(),
+  storedKey: text("stored_key").notNull(),
+  serverKey: text("server_key").notNull(),
+}, (t) => [primaryKey({ columns: [t.user, t.mechanism] })]);

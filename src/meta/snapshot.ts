@@ -6,6 +6,7 @@ import type { MetaConn } from "./apply.ts";
 import { MetaError } from "./errors.ts";
 import { reassignment as parseReassignment, type ReassignmentState } from "./records.ts";
 import * as s from "./schema.ts";
+import { parseUserImage, restoreUsers, snapshotUsers, type UserImageRow } from "./users.ts";
 
 const SNAPSHOT_VERSION = 1;
 const MAX_INT32 = 2147483647;
@@ -15,6 +16,8 @@ interface TablesImage {
   brokers: (typeof s.brokers.$inferSelect)[];
   topics: (typeof s.topics.$inferSelect)[];
   partitions: (typeof s.partitions.$inferSelect)[];
+  /** SCRAM credentials (absent in images from before users existed: none). */
+  users?: UserImageRow[];
 }
 
 /** The metadata tables as a JSON image (deterministic row order). */
@@ -25,6 +28,7 @@ export function snapshotTables(db: MetaConn): string {
     topics: db.select().from(s.topics).orderBy(s.topics.topicId).all(),
     partitions: db.select().from(s.partitions).orderBy(s.partitions.topicId, s.partitions.partition)
       .all(),
+    users: snapshotUsers(db),
   };
   return JSON.stringify(image);
 }
@@ -124,7 +128,7 @@ export function parseTablesImage(data: string): TablesImage {
       reassignment: p.reassignment === undefined ? null : reassignmentOf(p.reassignment),
     };
   });
-  return { v: SNAPSHOT_VERSION, brokers, topics, partitions };
+  return { v: SNAPSHOT_VERSION, brokers, topics, partitions, users: parseUserImage(o.users) };
 }
 
 /**
@@ -141,6 +145,7 @@ export function restoreTables(db: MetaConn, data: string, index: number, term: n
     for (const b of image.brokers) tx.insert(s.brokers).values(b).run();
     for (const t of image.topics) tx.insert(s.topics).values(t).run();
     for (const p of image.partitions) tx.insert(s.partitions).values(p).run();
+    restoreUsers(tx, image.users ?? []);
     tx.insert(s.metaState).values({ id: 1, appliedIndex: index, appliedTerm: term })
       .onConflictDoUpdate({
         target: s.metaState.id,

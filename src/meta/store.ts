@@ -14,6 +14,7 @@ import { LocalMetadataLog, type MetadataLog } from "./log.ts";
 import type { MetadataRecord, PartitionAssignment, ReassignmentState } from "./records.ts";
 import * as s from "./schema.ts";
 import * as g from "./groups.ts";
+import * as users from "./users.ts";
 import { isInternalTopicName, topicNamesCollide, validateTopicName } from "./topic-names.ts";
 import {
   assertKnownTopicConfig,
@@ -602,6 +603,50 @@ export class MetadataStore {
 
   listGroups(): g.GroupInfo[] {
     return g.listGroups(this.db);
+  }
+
+  // ---- users (SCRAM credentials; users.ts) -------------------------------------------------
+
+  /** A user's stored credential for a mechanism (what SCRAM and password logins check). */
+  scramCredential(
+    user: string,
+    mechanism: users.UserMechanism,
+  ): users.StoredScramCredential | undefined {
+    return users.readScramCredential(this.db, user, mechanism);
+  }
+
+  listScramCredentials(): users.UserCredentialInfo[] {
+    return users.listScramCredentials(this.db);
+  }
+
+  /** Creates or replaces `user`'s credential for its mechanism (AlterUserScramCredentials). */
+  setScramCredential(user: string, cred: users.StoredScramCredential): Promise<void> {
+    return this.#serial(async () => {
+      const why = users.userNameProblem(user);
+      if (why !== undefined) throw new MetaError("UNACCEPTABLE_CREDENTIAL", why);
+      if (
+        !Number.isInteger(cred.iterations) || cred.iterations < users.MIN_SCRAM_ITERATIONS ||
+        cred.iterations > users.MAX_SCRAM_ITERATIONS
+      ) {
+        throw new MetaError(
+          "UNACCEPTABLE_CREDENTIAL",
+          `Iterations must be ${users.MIN_SCRAM_ITERATIONS}..${users.MAX_SCRAM_ITERATIONS}`,
+        );
+      }
+      await this.#append(users.credentialRecord(user, cred));
+    });
+  }
+
+  deleteScramCredential(user: string, mechanism: users.UserMechanism): Promise<void> {
+    return this.#serial(async () => {
+      if (users.readScramCredential(this.db, user, mechanism) === undefined) {
+        throw new MetaError(
+          "RESOURCE_NOT_FOUND",
+          `Attempt to delete a user credential that does not exist: ${mechanism} of ${user}`,
+        );
+      }
+      await this.#append({ type: "UserScramCredentialDeleted", user, mechanism });
+    });
   }
 
   /** Waits for queued admin writes, then closes the log and the database. */

@@ -19,6 +19,7 @@ const EXPECTED_TABLES = [
   "meta_state",
   "metadata_log",
   "partitions",
+  "scram_credentials",
   "topics",
 ];
 
