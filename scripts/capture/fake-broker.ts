@@ -10,8 +10,8 @@
  * versions; --cap-api key=N overrides for one API (repeatable).
  */
 import { appendFileSync } from "node:fs";
+import { ADVERTISED } from "../../src/kafka/handlers/index.ts";
 import {
-  ADVERTISED,
   ApiKey,
   concatChunks,
   decodeRequestFrame,

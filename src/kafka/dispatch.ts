@@ -3,7 +3,6 @@
 // Anything it cannot parse closes that connection (Kafka does the same), except ApiVersions
 // above our range, which gets the UNSUPPORTED_VERSION fallback so clients can downgrade.
 import {
-  ADVERTISED,
   ApiKey,
   apiName,
   decodeRequestFrame,
@@ -14,23 +13,11 @@ import {
   UnsupportedApiError,
 } from "../protocol/kafka/index.ts";
 import type { FrameDispatcher, FrameOutcome, KafkaConnection } from "./connection.ts";
-import { CloseConnection, type Handler, type KafkaContext, type LentBuffers } from "./context.ts";
+import type { KafkaApi } from "./api.ts";
+import { CloseConnection, type KafkaContext, type LentBuffers } from "./context.ts";
 import { FramePool } from "./frame-pool.ts";
-import { HANDLERS } from "./handlers/index.ts";
+import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
-
-/** The APIs whose handlers use the group coordinator (handlers/groups.ts). */
-const GROUP_APIS: ReadonlySet<number> = new Set([
-  ApiKey.OffsetCommit,
-  ApiKey.OffsetFetch,
-  ApiKey.JoinGroup,
-  ApiKey.Heartbeat,
-  ApiKey.LeaveGroup,
-  ApiKey.SyncGroup,
-  ApiKey.DescribeGroups,
-  ApiKey.ListGroups,
-  ApiKey.DeleteGroups,
-]);
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
 export interface ApiStats {
@@ -46,7 +33,7 @@ export class Dispatcher implements FrameDispatcher {
 
   constructor(
     readonly ctx: KafkaContext,
-    readonly handlers: ReadonlyMap<number, Handler> = HANDLERS,
+    readonly apis: ReadonlyMap<number, KafkaApi> = API_TABLE,
   ) {
     this.#warnings = new WarnLimiter(ctx.log);
   }
@@ -71,7 +58,7 @@ export class Dispatcher implements FrameDispatcher {
     let decoded;
     try {
       const header = decodeRequestHeader(frame);
-      const range = ADVERTISED.get(header.apiKey);
+      const range = this.apis.get(header.apiKey)?.versions;
       if (header.apiKey === ApiKey.ApiVersions && range && header.apiVersion > range[1]) {
         // KIP-511: answer in v0 with our range so the client retries with a version we speak.
         conn.requestParsed();
@@ -93,8 +80,8 @@ export class Dispatcher implements FrameDispatcher {
       return "close";
     }
     const { header, body } = decoded;
-    const handler = this.handlers.get(header.apiKey);
-    if (!handler) {
+    const api = this.apis.get(header.apiKey);
+    if (!api) {
       this.#count(header.apiKey, true);
       return "close";
     }
@@ -105,8 +92,8 @@ export class Dispatcher implements FrameDispatcher {
     try {
       // In the first moments of a start the coordinator is still replaying its topic: group
       // requests wait for it (responses stay in request order) rather than fail.
-      if (GROUP_APIS.has(header.apiKey)) await this.ctx.groupsStarted;
-      const result = await handler(this.ctx, {
+      if (api.needsGroups) await this.ctx.groupsStarted;
+      const result = await api.handle(this.ctx, {
         header,
         body,
         connection: conn,

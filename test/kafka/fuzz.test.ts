@@ -4,7 +4,8 @@
 // fields, int64 above 2^53, truncation); the rest are random, truncated or oversized. The
 // broker must answer or close, stay up, keep serving another client, and not change stored data.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ADVERTISED, apiName, decodeRequestHeader } from "../../src/protocol/kafka/index.ts";
+import { apiName, decodeRequestHeader } from "../../src/protocol/kafka/index.ts";
+import { ADVERTISED } from "../../src/kafka/handlers/index.ts";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
 import GOLDEN from "../protocol/kafka/golden/requests.json";

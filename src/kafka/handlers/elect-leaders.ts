@@ -2,7 +2,8 @@
 // Kafka clients send it to the controller Metadata names; a broker that is not the controller
 // passes it on over the cluster port (ReplicationAdmin), and answers NOT_CONTROLLER only when no
 // controller can be reached. v0 has no election type (preferred) and no top-level error code.
-import { ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { defineHandler } from "../api.ts";
 import {
   type ElectionResult,
   type ElectionTarget,
@@ -76,3 +77,9 @@ export async function electLeaders(ctx: KafkaContext, req: RequestContext): Prom
     return fail(code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code, errorMessageOf(e));
   }
 }
+
+export default defineHandler({
+  apiKey: ApiKey.ElectLeaders,
+  versions: [0, 2],
+  handle: electLeaders,
+});

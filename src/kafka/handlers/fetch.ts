@@ -2,8 +2,7 @@
 // requested partition at once (woken by appends, never polling) until max_wait_ms. Records go
 // out as whole stored batches, never re-encoded: read by pread into one buffer lent for the
 // response (cheaper than faulting in fresh mappings, see docs/benchmarks.md) and written as is.
-import { ErrorCode } from "../../protocol/kafka/index.ts";
-import type { Struct } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
   arr,
   errorCodeOf,
@@ -13,9 +12,11 @@ import {
   type RequestContext,
   str,
 } from "../context.ts";
+import { defineHandler } from "../api.ts";
 import { batchTraffic } from "../traffic.ts";
 import { CorruptLogError } from "../../storage/index.ts";
 import { reportDamage } from "../../core/damage-log.ts";
+import { leaderEpochError } from "./shared/leader-epoch.ts";
 
 /** A client may ask for any wait; the broker holds a fetch at most this long. */
 const MAX_WAIT_CAP_MS = 5 * 60_000;
@@ -24,12 +25,6 @@ const MAX_WAKEUPS = 10_000;
 const EMPTY = new Uint8Array(0);
 /** The most record bytes one response carries (clients ask again for more). */
 const RESPONSE_CAP = 16 * 1024 * 1024;
-
-/** -1 = no check; below the leader's epoch = fenced (74); above = unknown (75). */
-export function leaderEpochError(current: number, leader: number): number {
-  if (current < 0 || current === leader) return 0;
-  return current < leader ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
-}
 
 /**
  * Who is fetching: consumers (-1; -2 is Kafka's debugging consumer) read below the high
@@ -219,3 +214,10 @@ async function waitAny(ctx: KafkaContext, wanted: Wanted[], ms: number): Promise
   await Promise.race(waits);
   ac.abort();
 }
+
+export default defineHandler({
+  apiKey: ApiKey.Fetch,
+  versions: [4, 12],
+
+  handle: fetch,
+});

@@ -1,52 +1,84 @@
-// The handler of every API the listener serves. ADVERTISED (src/protocol/kafka/apis.ts) lists
-// exactly these keys; a test keeps the two in step.
-import { ApiKey } from "../../protocol/kafka/index.ts";
-import type { Handler } from "../context.ts";
-import { createPartitions, createTopics, deleteTopics } from "./admin.ts";
-import { apiVersions, describeCluster, findCoordinator, metadata } from "./cluster.ts";
-import { alterConfigs, describeConfigs, incrementalAlterConfigs } from "./configs.ts";
-import { electLeaders } from "./elect-leaders.ts";
-import { fetch } from "./fetch.ts";
-import {
+// The registry of served APIs: one declaration per file in this folder (see docs/kafka.md, "How
+// to add an API"). The dispatch table, ApiVersions and the advertised ranges are all built from
+// this list; a test checks that every handler file in this folder is listed here.
+import type { KafkaApi } from "../api.ts";
+import { apiVersionsApi } from "./api-versions.ts";
+import alterConfigs from "./alter-configs.ts";
+import alterUserScramCredentials from "./alter-user-scram-credentials.ts";
+import createPartitions from "./create-partitions.ts";
+import createTopics from "./create-topics.ts";
+import deleteGroups from "./delete-groups.ts";
+import deleteRecords from "./delete-records.ts";
+import deleteTopics from "./delete-topics.ts";
+import describeCluster from "./describe-cluster.ts";
+import describeConfigs from "./describe-configs.ts";
+import describeGroups from "./describe-groups.ts";
+import describeUserScramCredentials from "./describe-user-scram-credentials.ts";
+import electLeaders from "./elect-leaders.ts";
+import fetch from "./fetch.ts";
+import findCoordinator from "./find-coordinator.ts";
+import heartbeat from "./heartbeat.ts";
+import incrementalAlterConfigs from "./incremental-alter-configs.ts";
+import initProducerId from "./init-producer-id.ts";
+import joinGroup from "./join-group.ts";
+import leaveGroup from "./leave-group.ts";
+import listGroups from "./list-groups.ts";
+import listOffsets from "./list-offsets.ts";
+import metadata from "./metadata.ts";
+import offsetCommit from "./offset-commit.ts";
+import offsetFetch from "./offset-fetch.ts";
+import offsetForLeaderEpoch from "./offset-for-leader-epoch.ts";
+import produce from "./produce.ts";
+import saslAuthenticate from "./sasl-authenticate.ts";
+import saslHandshake from "./sasl-handshake.ts";
+import syncGroup from "./sync-group.ts";
+
+const SERVED: readonly KafkaApi[] = [
+  alterConfigs,
+  alterUserScramCredentials,
+  createPartitions,
+  createTopics,
   deleteGroups,
+  deleteRecords,
+  deleteTopics,
+  describeCluster,
+  describeConfigs,
   describeGroups,
+  describeUserScramCredentials,
+  electLeaders,
+  fetch,
+  findCoordinator,
   heartbeat,
+  incrementalAlterConfigs,
+  initProducerId,
   joinGroup,
   leaveGroup,
   listGroups,
+  listOffsets,
+  metadata,
   offsetCommit,
   offsetFetch,
+  offsetForLeaderEpoch,
+  produce,
+  saslAuthenticate,
+  saslHandshake,
   syncGroup,
-} from "./groups.ts";
-import { deleteRecords, listOffsets, offsetForLeaderEpoch } from "./offsets.ts";
-import { produce } from "./produce.ts";
-import { initProducerId } from "./producer-id.ts";
+];
 
-export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
-  [ApiKey.Produce, produce],
-  [ApiKey.Fetch, fetch],
-  [ApiKey.ListOffsets, listOffsets],
-  [ApiKey.Metadata, metadata],
-  [ApiKey.OffsetCommit, offsetCommit],
-  [ApiKey.OffsetFetch, offsetFetch],
-  [ApiKey.FindCoordinator, findCoordinator],
-  [ApiKey.JoinGroup, joinGroup],
-  [ApiKey.Heartbeat, heartbeat],
-  [ApiKey.LeaveGroup, leaveGroup],
-  [ApiKey.SyncGroup, syncGroup],
-  [ApiKey.DescribeGroups, describeGroups],
-  [ApiKey.ListGroups, listGroups],
-  [ApiKey.ApiVersions, apiVersions],
-  [ApiKey.CreateTopics, createTopics],
-  [ApiKey.DeleteTopics, deleteTopics],
-  [ApiKey.DeleteRecords, deleteRecords],
-  [ApiKey.InitProducerId, initProducerId],
-  [ApiKey.OffsetForLeaderEpoch, offsetForLeaderEpoch],
-  [ApiKey.DescribeConfigs, describeConfigs],
-  [ApiKey.AlterConfigs, alterConfigs],
-  [ApiKey.CreatePartitions, createPartitions],
-  [ApiKey.DeleteGroups, deleteGroups],
-  [ApiKey.ElectLeaders, electLeaders],
-  [ApiKey.IncrementalAlterConfigs, incrementalAlterConfigs],
-  [ApiKey.DescribeCluster, describeCluster],
-]);
+/** Every served API, ApiVersions included, by ascending key. */
+export const KAFKA_APIS: readonly KafkaApi[] = [...SERVED, apiVersionsApi(SERVED)].sort((a, b) =>
+  a.apiKey - b.apiKey
+);
+
+/** The dispatch table: API key to its declaration. Two declarations of one key are a bug. */
+export const API_TABLE: ReadonlyMap<number, KafkaApi> = new Map(
+  KAFKA_APIS.map((a, i, all) => {
+    if (i > 0 && all[i - 1].apiKey === a.apiKey) throw new Error(`API ${a.apiKey} declared twice`);
+    return [a.apiKey, a];
+  }),
+);
+
+/** What ApiVersions lists: API key to the inclusive range of versions served. */
+export const ADVERTISED: ReadonlyMap<number, readonly [number, number]> = new Map(
+  KAFKA_APIS.map((a) => [a.apiKey, a.versions]),
+);

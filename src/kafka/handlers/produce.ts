@@ -3,7 +3,8 @@
 // hands the bytes to the partition log, which validates CRC, sizes, timestamps and producer
 // sequences. All appends start synchronously in request order, so pipelined idempotent
 // batches reach each log in the order the client sent them.
-import { ErrorCode } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
+import { defineHandler } from "../api.ts";
 import {
   BATCH_LOG_OVERHEAD,
   OFF_ATTRIBUTES,
@@ -224,3 +225,11 @@ class Deadline {
     clearTimeout(this.#timer);
   }
 }
+
+// From v0 as in Kafka 3.x (v0-v2 messages are up-converted, legacy-messages.ts): librdkafka before
+// 2.10 sends gzip, snappy and lz4 uncompressed unless Produce v0 is listed.
+export default defineHandler({
+  apiKey: ApiKey.Produce,
+  versions: [0, 11],
+  handle: produce,
+});

@@ -1,6 +1,5 @@
 /** Public surface of the Kafka wire codec (pure; no IO). */
 export {
-  ADVERTISED,
   ApiKey,
   type ApiKeyName,
   apiName,

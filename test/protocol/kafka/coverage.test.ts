@@ -5,7 +5,8 @@
  * missing set: the test fails if a gap closes (remove it here) or a new one appears.
  */
 import { expect, test } from "bun:test";
-import { ADVERTISED, apiName } from "../../../src/protocol/kafka/index.ts";
+import { apiName } from "../../../src/protocol/kafka/index.ts";
+import { ADVERTISED } from "../../../src/kafka/handlers/index.ts";
 import GOLDEN from "./golden/requests.json";
 import { HANDWRITTEN_RESPONSES } from "./handwritten-responses.ts";
 import { kafkajsResponseCases } from "./kafkajs-cases.ts";

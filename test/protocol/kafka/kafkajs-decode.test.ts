@@ -9,8 +9,8 @@ import { describe, expect, test } from "bun:test";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { type Field, type FieldType, inRange } from "../../../src/protocol/kafka/schema.ts";
+import { ADVERTISED } from "../../../src/kafka/handlers/index.ts";
 import {
-  ADVERTISED,
   concatChunks,
   encodeResponse,
   schemaFor,

@@ -13,8 +13,8 @@ import { describe, expect, test } from "bun:test";
 import * as plt from "@platformatic/kafka";
 import type { Field, FieldType } from "../../../src/protocol/kafka/schema.ts";
 import { inRange } from "../../../src/protocol/kafka/schema.ts";
+import { ADVERTISED } from "../../../src/kafka/handlers/index.ts";
 import {
-  ADVERTISED,
   apiName,
   concatChunks,
   encodeResponseFrame,

@@ -1,10 +1,11 @@
-// ListOffsets, OffsetForLeaderEpoch and DeleteRecords: questions about positions in a log.
-import { ErrorCode } from "../../protocol/kafka/index.ts";
-import type { Struct } from "../../protocol/kafka/index.ts";
+// ListOffsets: the earliest, latest or max-timestamp offset of a partition, or the first offset
+// at or after a timestamp.
+import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
+import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import { defineHandler } from "../api.ts";
 import { batchSizeAt, decodeRecordBatch, readBatchHeader } from "../../protocol/record-batch.ts";
 import { decompress } from "../../protocol/compression/index.ts";
-import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
-import { leaderEpochError } from "./fetch.ts";
+import { leaderEpochError } from "./shared/leader-epoch.ts";
 
 const LATEST = -1;
 const EARLIEST = -2;
@@ -102,61 +103,9 @@ export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
   return { throttleTimeMs: 0, topics };
 }
 
-export function offsetForLeaderEpoch(ctx: KafkaContext, req: RequestContext): Struct {
-  const topics = arr(req.body.topics).map((t) => {
-    const topic = str(t.topic);
-    return {
-      topic,
-      partitions: arr(t.partitions).map((p) => {
-        const partition = num(p.partition);
-        const out = { errorCode: 0, partition, leaderEpoch: -1, endOffset: -1 };
-        const where = ctx.partitions.leaderError(topic, partition);
-        if (where !== 0) return { ...out, errorCode: where };
-        const st = ctx.partitions.partition(topic, partition);
-        const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
-        if (epochErr) return { ...out, errorCode: epochErr };
-        const r = st.log.endOffsetForEpoch(num(p.leaderEpoch));
-        return { ...out, leaderEpoch: r.leaderEpoch, endOffset: r.endOffset };
-      }),
-    };
-  });
-  return { throttleTimeMs: 0, topics };
-}
+export default defineHandler({
+  apiKey: ApiKey.ListOffsets,
+  versions: [1, 7],
 
-export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
-  const topics = [];
-  for (const t of arr(req.body.topics)) {
-    const name = str(t.name);
-    const internal = ctx.partitions.isInternal(name);
-    const partitions = [];
-    for (const p of arr(t.partitions)) {
-      const partitionIndex = num(p.partitionIndex);
-      const out = { partitionIndex, lowWatermark: -1, errorCode: 0 };
-      if (internal) {
-        partitions.push({ ...out, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION });
-        continue;
-      }
-      const where = ctx.partitions.leaderError(name, partitionIndex);
-      if (where !== 0) {
-        partitions.push({ ...out, errorCode: where });
-        continue;
-      }
-      const hw = ctx.partitions.highWatermark(name, partitionIndex);
-      const requested = num(p.offset);
-      const offset = requested === -1 ? hw : requested;
-      if (offset < 0 || offset > hw) {
-        partitions.push({ ...out, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE });
-        continue;
-      }
-      try {
-        const log = ctx.partitions.partition(name, partitionIndex).log;
-        const low = await log.deleteRecords(offset);
-        partitions.push({ ...out, lowWatermark: low });
-      } catch (e) {
-        partitions.push({ ...out, errorCode: errorCodeOf(e) });
-      }
-    }
-    topics.push({ name, partitions });
-  }
-  return { throttleTimeMs: 0, topics };
-}
+  handle: listOffsets,
+});

@@ -1,7 +1,8 @@
 // InitProducerId for idempotent producers. Transactions are not implemented: a transactional
 // id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal and report,
 // rather than a retriable error they would loop on.
-import { ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { defineHandler } from "../api.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
@@ -36,3 +37,9 @@ export function initProducerId(ctx: KafkaContext, req: RequestContext): Struct |
     },
   );
 }
+
+export default defineHandler({
+  apiKey: ApiKey.InitProducerId,
+  versions: [0, 5],
+  handle: initProducerId,
+});

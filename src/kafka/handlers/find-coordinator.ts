@@ -1,0 +1,75 @@
+// FindCoordinator: a group's coordinator is the leader of its __consumer_offsets partition.
+import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import { defineHandler } from "../api.ts";
+import { groupCoordinator } from "../../core/group-service.ts";
+import { brokersOf } from "./shared/brokers.ts";
+
+const KEY_GROUP = 0;
+const KEY_TRANSACTION = 1;
+const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
+
+export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct {
+  const v = req.header.apiVersion;
+  const keyType = num(req.body.keyType, 0);
+  const answer = (key: string) => {
+    if (keyType === KEY_TRANSACTION) {
+      // Not retriable, so transactional producers stop with a clear error instead of looping.
+      return {
+        errorCode: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        errorMessage: "transactions are not supported yet by this broker",
+        nodeId: -1,
+        host: "",
+        port: -1,
+      };
+    }
+    if (keyType !== KEY_GROUP) {
+      return {
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: `coordinator key type ${keyType} is not supported`,
+        nodeId: -1,
+        host: "",
+        port: -1,
+      };
+    }
+    if (key === "") {
+      return {
+        errorCode: ErrorCode.INVALID_GROUP_ID,
+        errorMessage: "the group id is empty",
+        nodeId: -1,
+        host: "",
+        port: -1,
+      };
+    }
+    // The leader of the group's __consumer_offsets partition coordinates it (as in Kafka).
+    const id = groupCoordinator(ctx.meta, key);
+    const at = brokersOf(ctx).find((b) => b.nodeId === id);
+    if (at === undefined) {
+      return {
+        errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        errorMessage: `the coordinator of group ${key} (broker ${id}) is not available`,
+        nodeId: -1,
+        host: "",
+        port: -1,
+      };
+    }
+    return { errorCode: 0, errorMessage: null, nodeId: at.nodeId, host: at.host, port: at.port };
+  };
+  if (v >= 4) {
+    const keys = Array.isArray(req.body.coordinatorKeys)
+      ? req.body.coordinatorKeys as unknown[]
+      : [];
+    return {
+      throttleTimeMs: 0,
+      coordinators: keys.map((k) => ({ key: str(k), ...answer(str(k)) })),
+    };
+  }
+  return { throttleTimeMs: 0, ...answer(str(req.body.key)) };
+}
+
+export default defineHandler({
+  apiKey: ApiKey.FindCoordinator,
+  versions: [0, 6],
+
+  handle: findCoordinator,
+});

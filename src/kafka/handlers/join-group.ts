@@ -1,0 +1,66 @@
+// JoinGroup: wire bodies become GroupService inputs and coordinator answers become wire bodies.
+// It waits for the rebalance; a connection that closes drops its waiting requests.
+import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
+import { arr, type KafkaContext, nstr, num, type RequestContext, str } from "../context.ts";
+import { defineHandler } from "../api.ts";
+import { ask, expect } from "./shared/group-coordinator.ts";
+
+export async function joinGroup(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+  const b = req.body;
+  const v = req.header.apiVersion;
+  const session = num(b.sessionTimeoutMs);
+  const r = expect(
+    await ask(ctx, req, {
+      type: "join",
+      groupId: str(b.groupId),
+      memberId: str(b.memberId),
+      groupInstanceId: nstr(b.groupInstanceId),
+      clientId: req.header.clientId ?? "",
+      clientHost: req.clientHost,
+      sessionTimeoutMs: session,
+      rebalanceTimeoutMs: v >= 1 ? num(b.rebalanceTimeoutMs, -1) : -1,
+      protocolType: str(b.protocolType),
+      protocols: arr(b.protocols).map((p) => ({
+        name: str(p.name),
+        metadata: p.metadata instanceof Uint8Array ? p.metadata : new Uint8Array(0),
+      })),
+      requireKnownMemberId: v >= 4,
+      brokerAssigns: false,
+    }),
+    "join",
+  );
+  if (r.kind === "error") {
+    return {
+      throttleTimeMs: 0,
+      errorCode: r.errorCode,
+      generationId: -1,
+      protocolName: v >= 7 ? null : "",
+      leader: "",
+      memberId: str(b.memberId),
+      members: [],
+    };
+  }
+  return {
+    throttleTimeMs: 0,
+    errorCode: r.errorCode,
+    generationId: r.generationId,
+    protocolType: r.protocolType,
+    // Before v7 the name is not nullable.
+    protocolName: v >= 7 ? r.protocolName : r.protocolName ?? "",
+    leader: r.leader,
+    skipAssignment: v >= 9 && r.skipAssignment,
+    memberId: r.memberId,
+    members: r.members.map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      metadata: m.metadata,
+    })),
+  };
+}
+
+export default defineHandler({
+  apiKey: ApiKey.JoinGroup,
+  versions: [0, 9],
+  needsGroups: true,
+  handle: joinGroup,
+});
