@@ -1,13 +1,15 @@
 // Composition root: builds and wires storage, metadata and the front ends. Nothing else does wiring.
 import { existsSync, readdirSync } from "node:fs";
-import { hostname } from "node:os";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
-import { advertisedKafka, type BrokerConfig } from "./config.ts";
+import { advertisedKafka, type BrokerConfig, type HostPort } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { type DataDirLock, lockDataDir } from "./datadir-lock.ts";
 import { createHttpApp, HTTP_BODY_LIMIT, HTTP_QUEUED_BODY_LIMIT } from "./http/app.ts";
 import { warnIfExposed } from "./http/auth.ts";
 import { Metrics } from "./core/metrics.ts";
+import { buildInfo, processFamilies } from "./core/process-metrics.ts";
+import { advertisedHost, isWildcard } from "./advertise.ts";
 import { VERSION } from "./version.ts";
 import { META_DB_FILE, MetadataStore } from "./meta/index.ts";
 import { type MetaDbHealth, metaDbHealth, moveAside } from "./meta/damage.ts";
@@ -169,14 +171,25 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
   try {
     // A taken Kafka or HTTP port is found here, before anything in the data dir is written
     // (the cluster port binds first thing below, for the same reason).
-    probeListenAddrs([["Kafka", cfg.kafkaAddr], ["HTTP", cfg.httpAddr]]);
+    probeListenAddrs([
+      ["Kafka", cfg.kafkaAddr],
+      ["HTTP", cfg.httpAddr],
+      ...(cfg.metricsAddr ? [["metrics", cfg.metricsAddr] as [string, HostPort]] : []),
+    ]);
+    // Without --advertise-host a wildcard listener advertises the first non-loopback address:
+    // clients and other brokers can reach it where the hostname often does not resolve.
+    const ifaces = networkInterfaces();
+    const kafkaHost = advertisedHost(cfg.advertiseHost, cfg.kafkaAddr.host, ifaces);
     checkMetaDb(cfg.dataDir, log);
     // The cluster port binds first: a joiner learns its cluster id (and maybe node id) there
     // before the metadata opens, and the metadata log is the Raft log it runs.
     const cluster = await ClusterService.start({
       dataDir: cfg.dataDir,
       listen: cfg.clusterAddr,
-      advertiseHost: cfg.advertiseHost,
+      advertiseHost: cfg.advertiseHost ??
+        (isWildcard(cfg.clusterAddr.host)
+          ? advertisedHost(undefined, cfg.clusterAddr.host, ifaces).host
+          : undefined),
       join: cfg.join,
       joinToken: cfg.joinToken,
       nodeId: cfg.nodeId,
@@ -333,6 +346,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     const groupsStarted = Promise.withResolvers<void>();
     // One registry for both front doors: GET /metrics shows Kafka and HTTP traffic together.
     const metrics = new Metrics();
+    metrics.collect(() => [...processFamilies(), buildInfo(VERSION)]);
     const kafkaCtx: KafkaContext = {
       partitions,
       meta,
@@ -382,7 +396,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     }
     // Pushed after the HTTP server's cleanup, so it runs first: Kafka stops before anything else.
     cleanups.push(() => kafka.stop());
-    kafkaAddr = advertisedKafka(cfg, kafka.port, hostname());
+    kafkaAddr = advertisedKafka(cfg, kafka.port, kafkaHost.host);
     // Through the Raft leader (this broker, or forwarded); resolves once applied here.
     await cluster.registerBroker({
       nodeId: meta.nodeId,
@@ -452,6 +466,10 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       remote,
     });
     warnIfExposed(cfg.httpAddr, cfg.httpToken, log);
+    const metricsServer = cfg.metricsAddr
+      ? serveMetrics(cfg.metricsAddr, http.app, cfg.httpToken)
+      : undefined;
+    if (metricsServer) cleanups.push(() => metricsServer.stop(true));
     ready = true;
     log.info("broker started", {
       node_id: meta.nodeId,
@@ -461,6 +479,10 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       http: `${cfg.httpAddr.host}:${server.port}`,
       kafka: `${cfg.kafkaAddr.host}:${kafka.port}`,
       cluster: `${cfg.clusterAddr.host}:${cluster.port}`,
+      ...(metricsServer ? { metrics: `${cfg.metricsAddr!.host}:${metricsServer.port}` } : {}),
+      // What clients are told, and why: a wrong one shows up as clients that bootstrap, then hang.
+      advertised_kafka: `${kafkaAddr.host}:${kafkaAddr.port}`,
+      advertised_from: cfg.advertiseKafkaAddr ? "advertise-kafka-addr" : kafkaHost.from,
       partitions: partitions.partitions().length,
       flush: cfg.flush.kind === "always" ? "always" : `interval:${cfg.flush.ms}`,
       // "js" means the native CRC-32C addon could not be loaded (e.g. a noexec temp dir).
@@ -471,6 +493,42 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
   } catch (e) {
     await undo().catch(() => {});
     throw e;
+  }
+}
+
+/** Paths the --metrics-addr listener serves. */
+const METRICS_PATHS = new Set(["/metrics", "/healthz", "/readyz"]);
+
+/**
+ * --metrics-addr: /metrics (and the probes) on a listener of their own, without the HTTP token,
+ * so Prometheus needs no secret; bind it to an internal interface. Everything else is a 404.
+ */
+function serveMetrics(
+  addr: HostPort,
+  app: { fetch: (req: Request) => Response | Promise<Response> },
+  token: string | undefined,
+): ReturnType<typeof Bun.serve> {
+  // Through the app, with its token: on this listener, reaching it is what grants access.
+  const headers = token ? { authorization: `Bearer ${token}` } : undefined;
+  try {
+    return Bun.serve({
+      hostname: addr.host,
+      port: addr.port,
+      fetch: (req) => {
+        const url = new URL(req.url);
+        if (req.method !== "GET" || !METRICS_PATHS.has(url.pathname)) {
+          return Response.json({
+            error_code: 40400,
+            message: "this listener serves only GET /metrics, /healthz and /readyz",
+          }, { status: 404 });
+        }
+        return app.fetch(new Request(req.url, { method: "GET", headers }));
+      },
+    });
+  } catch (e) {
+    throw new StartupError(
+      `cannot listen for metrics on ${addr.host}:${addr.port}: ${listenFailure(e)}`,
+    );
   }
 }
 

@@ -31,6 +31,10 @@ export interface BrokerConfig {
   /** Zeros written ahead of a partition's end while acks=all syncs are small (zero-ahead.ts). */
   zeroAhead: boolean;
   logLevel: LogLevelName;
+  /** undefined: text when stderr is a terminal, else JSON (main.ts decides). */
+  logFormat: "json" | "text" | undefined;
+  /** A second listener serving only /metrics, /healthz and /readyz, without the token. */
+  metricsAddr: HostPort | undefined;
   groupInitialRebalanceDelayMs: number;
   /** replica.lag.time.max.ms: a follower not caught up this long leaves the ISR. */
   replicaLagTimeMaxMs: number;
@@ -123,6 +127,11 @@ function parseLogLevel(v: string, name: string): LogLevelName {
   throw new ConfigError(`${name}: expected debug|info|warn|error, got ${JSON.stringify(v)}`);
 }
 
+function parseLogFormat(v: string, name: string): "json" | "text" {
+  if (v === "json" || v === "text") return v;
+  throw new ConfigError(`${name}: expected text or json, got ${JSON.stringify(v)}`);
+}
+
 function intIn(min: number, max: number) {
   return (v: string, name: string): number => {
     const t = v.trim();
@@ -210,8 +219,8 @@ export const OPTIONS: OptionSpec[] = [
     key: "advertiseHost",
     arg: "HOST",
     default: undefined,
-    help:
-      "host clients are told to connect to (default: the listener host, or this machine's hostname when that is 0.0.0.0)",
+    help: "host clients are told to connect to (default: the listener host, or this machine's " +
+      "first non-loopback address when that is 0.0.0.0; logged at start)",
     parse: parseHost,
   },
   {
@@ -410,8 +419,17 @@ export const OPTIONS: OptionSpec[] = [
     key: "httpToken",
     arg: "TOKEN",
     default: undefined,
-    help: "require Authorization: Bearer TOKEN on every HTTP route but /healthz",
+    help: "require Authorization: Bearer TOKEN on every HTTP route but /healthz and /readyz",
     parse: str,
+  },
+  {
+    flag: "metrics-addr",
+    key: "metricsAddr",
+    arg: "HOST:PORT",
+    default: undefined,
+    help: "also serve /metrics (and /healthz, /readyz) on this listener, without the HTTP " +
+      "token: for Prometheus on an internal interface",
+    parse: parseHostPort,
   },
   {
     flag: "log-level",
@@ -420,6 +438,15 @@ export const OPTIONS: OptionSpec[] = [
     default: "info",
     help: "debug, info, warn or error",
     parse: parseLogLevel,
+  },
+  {
+    flag: "log-format",
+    key: "logFormat",
+    arg: "text|json",
+    default: undefined,
+    help: "log lines on stderr: text (one readable line each) or json (one object each) " +
+      "(default: text on a terminal, else json)",
+    parse: parseLogFormat,
   },
 ];
 

@@ -1,5 +1,8 @@
-// Structured log lines on stderr: one JSON object per line (level, time, msg, fields).
+// Structured log lines on stderr: one JSON object per line (level, time, msg, fields), or the
+// same fields as one readable line per record on a terminal (--log-format).
 import type { LogLevelName } from "./config.ts";
+
+export type LogFormat = "json" | "text";
 
 const RANK: Record<LogLevelName, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -19,10 +22,47 @@ function serialise(v: unknown): unknown {
   return v;
 }
 
+/** Control characters as \uXXXX: a client's id may carry them, none reaches the terminal. */
+function escapeControl(s: string): string {
+  return s.replace(
+    // deno-lint-ignore no-control-regex
+    /[\x00-\x1f\x7f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** A value in a text line: bare when it cannot be misread, else JSON (quoted, escaped). */
+function textValue(v: unknown): string {
+  if (typeof v === "string") {
+    // deno-lint-ignore no-control-regex
+    return /^[^\s"=\\\x00-\x1f\x7f]+$/.test(v) ? v : escapeControl(JSON.stringify(v));
+  }
+  if (typeof v === "number" || typeof v === "boolean" || v === null) return String(v);
+  return escapeControl(JSON.stringify(v) ?? String(v));
+}
+
+/** `2026-12-05T08:50:01.234Z INFO  broker started node_id=0 http=127.0.0.1:8080` */
+export function textLine(rec: Record<string, unknown>): string {
+  const { level, time, msg, ...fields } = rec;
+  let out = `${time} ${String(level).toUpperCase().padEnd(5)} ${escapeControl(String(msg))}`;
+  for (const [k, v] of Object.entries(fields)) out += ` ${k}=${textValue(v)}`;
+  return out + "\n";
+}
+
+/** A log line that cannot be written (the terminal went away with its SSH session) is dropped. */
+function writeStderr(line: string): void {
+  try {
+    process.stderr.write(line);
+  } catch {
+    // Nowhere left to report it.
+  }
+}
+
 export function createLogger(
   level: LogLevelName = "info",
   base: LogFields = {},
-  write: (line: string) => void = (l) => process.stderr.write(l),
+  write: (line: string) => void = writeStderr,
+  format: LogFormat = "json",
 ): Logger {
   const min = RANK[level];
   const emit = (lvl: LogLevelName, msg: string, fields?: LogFields) => {
@@ -30,14 +70,14 @@ export function createLogger(
     const rec: Record<string, unknown> = { level: lvl, time: new Date().toISOString(), msg };
     for (const [k, v] of Object.entries(base)) rec[k] = serialise(v);
     if (fields) { for (const [k, v] of Object.entries(fields)) rec[k] = serialise(v); }
-    write(JSON.stringify(rec) + "\n");
+    write(format === "text" ? textLine(rec) : JSON.stringify(rec) + "\n");
   };
   return {
     debug: (m, f) => emit("debug", m, f),
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
-    child: (f) => createLogger(level, { ...base, ...f }, write),
+    child: (f) => createLogger(level, { ...base, ...f }, write, format),
   };
 }
 

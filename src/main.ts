@@ -1,8 +1,9 @@
 // The binary's entry: parse the command line, then start a broker (client subcommands come later).
 import { ConfigError, parseCommandLine, usage } from "./config.ts";
 import { VERSION } from "./version.ts";
-import { startBroker } from "./broker.ts";
+import { type Broker, startBroker } from "./broker.ts";
 import { createLogger } from "./log.ts";
+import { STOP_SIGNALS, type StopSignal, StopSignals } from "./signals.ts";
 import { DataDirLockedError } from "./datadir-lock.ts";
 import { normalizeTopicDefaults } from "./meta/index.ts";
 import { clientUsage, runClient } from "./cli/index.ts";
@@ -35,8 +36,57 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`broker: --topic-default: ${(e as Error).message}\n`);
     return 2;
   }
-  const log = createLogger(cmd.config.logLevel);
-  let broker;
+  // A closed terminal (the SSH session that ran the broker ended) makes stderr writes fail with
+  // EIO/EPIPE: the shutdown that SIGHUP starts must not die of its own log lines.
+  process.stderr.on("error", () => {});
+  const format = cmd.config.logFormat ?? (process.stderr.isTTY ? "text" : "json");
+  const log = createLogger(cmd.config.logLevel, {}, undefined, format);
+  // Handlers go in before the start, which can take seconds: a signal then stops the broker
+  // cleanly once it has started, instead of killing it halfway through opening its files.
+  const signals = new StopSignals();
+  let broker: Broker | undefined;
+  let pending: StopSignal | undefined;
+  const shutdown = (b: Broker, signal: StopSignal) => {
+    log.info("shutting down", { signal });
+    // The budget: the controlled shutdown (leadership moving away), then 5 s; whatever is still
+    // pending then is abandoned (acknowledged data is already synced).
+    const budgetMs = cmd.config.controlledShutdownMs + 5000;
+    const hard = setTimeout(() => {
+      log.error(`shutdown took longer than ${budgetMs / 1000} s; exiting`);
+      process.exit(1);
+    }, budgetMs);
+    b.stop().then(
+      () => {
+        clearTimeout(hard);
+        log.info("stopped");
+        process.exit(0);
+      },
+      (e) => {
+        log.error("shutdown failed", { error: e });
+        process.exit(1);
+      },
+    );
+  };
+  const onSignal = (signal: StopSignal) => {
+    const action = signals.receive(signal, performance.now());
+    if (action.kind === "ignore") {
+      log.warn("shutdown already under way", { signal, why: action.why });
+      return;
+    }
+    if (action.kind === "exit") {
+      log.warn("exiting now, without finishing the clean shutdown", { signal, why: action.why });
+      process.exit(action.code);
+    }
+    if (broker === undefined) {
+      log.info("stop signal while starting: stopping once started", { signal });
+      pending = signal;
+      return;
+    }
+    shutdown(broker, signal);
+  };
+  // SIGHUP (the terminal or SSH session closed) stops the broker cleanly, like SIGTERM: nothing
+  // is reloaded on it (docs/operations.md says why).
+  for (const sig of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(sig, () => onSignal(sig));
   try {
     broker = await startBroker(cmd.config, log);
   } catch (e) {
@@ -50,35 +100,7 @@ async function main(argv: string[]): Promise<number> {
     log.error("failed to start", { error: e, stack: (e as Error).stack });
     return 1;
   }
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) {
-      log.warn("second signal: exiting now", { signal });
-      process.exit(130);
-    }
-    stopping = true;
-    log.info("shutting down", { signal });
-    // The budget: the controlled shutdown (leadership moving away), then 5 s; whatever is still
-    // pending then is abandoned (acknowledged data is already synced).
-    const budgetMs = cmd.config.controlledShutdownMs + 5000;
-    const hard = setTimeout(() => {
-      log.error(`shutdown took longer than ${budgetMs / 1000} s; exiting`);
-      process.exit(1);
-    }, budgetMs);
-    broker.stop().then(
-      () => {
-        clearTimeout(hard);
-        log.info("stopped");
-        process.exit(0);
-      },
-      (e) => {
-        log.error("shutdown failed", { error: e });
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  if (pending !== undefined) shutdown(broker, pending);
   return -1; // keep running
 }
 

@@ -12,6 +12,11 @@ function labelText(labels: Labels): string {
   return out;
 }
 
+/** `{labels}`, or nothing for a series without labels (`up 1`, not `up{} 1`). */
+function braces(text: string): string {
+  return text === "" ? "" : `{${text}}`;
+}
+
 const NEEDS_ESCAPE = /[\\\n"]/;
 
 export function escapeLabel(v: string): string {
@@ -39,7 +44,7 @@ export class Counter {
 
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
-    for (const [k, v] of this.#values) out.push(`${this.name}{${k}} ${v}`);
+    for (const [k, v] of this.#values) out.push(`${this.name}${braces(k)} ${v}`);
   }
 }
 
@@ -98,8 +103,8 @@ export class Histogram {
         out.push(`${this.name}_bucket{${k}${sep}le="${b}"} ${s.counts[i]}`)
       );
       out.push(`${this.name}_bucket{${k}${sep}le="+Inf"} ${s.count}`);
-      out.push(`${this.name}_sum{${k}} ${s.sum}`);
-      out.push(`${this.name}_count{${k}} ${s.count}`);
+      out.push(`${this.name}_sum${braces(k)} ${s.sum}`);
+      out.push(`${this.name}_count${braces(k)} ${s.count}`);
     }
   }
 }
@@ -146,6 +151,16 @@ export class Metrics {
     "broker_kafka_request_duration_seconds",
     "Kafka request latency by API",
   );
+  readonly kafkaErrors = this.counter(
+    "broker_kafka_request_errors_total",
+    "error codes in Kafka responses, by API and error (one per topic, partition or group " +
+      "answered with it)",
+  );
+  readonly kafkaFailed = this.counter(
+    "broker_kafka_requests_failed_total",
+    "Kafka requests answered by closing the connection (unparseable, unsupported API or " +
+      "version, handler failure), by API",
+  );
 
   counter(name: string, help: string): Counter {
     const c = new Counter(name, help);
@@ -183,7 +198,7 @@ export class Metrics {
     for (const fn of this.#collectors) {
       for (const f of fn()) {
         out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type ?? "gauge"}`);
-        for (const s of f.samples) out.push(`${f.name}{${labelText(s.labels)}} ${s.value}`);
+        for (const s of f.samples) out.push(`${f.name}${braces(labelText(s.labels))} ${s.value}`);
       }
     }
     return out.join("\n") + "\n";

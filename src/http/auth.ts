@@ -4,19 +4,42 @@ import type { MiddlewareHandler } from "hono";
 import type { HostPort } from "../config.ts";
 import type { Logger } from "../log.ts";
 
-/** Routes a load balancer or orchestrator probes without credentials. */
-const OPEN_PATHS = new Set(["/healthz"]);
+/**
+ * Probes a load balancer or orchestrator (Kubernetes liveness and readiness) makes without
+ * credentials. Without the token they answer their status code and nothing else: no version,
+ * node id or topic names (fields an attacker could use) leave the broker.
+ */
+const PROBES = new Set(["/healthz", "/readyz"]);
+
+/** What a probe's body keeps for a caller without the token. */
+const PROBE_FIELDS = ["status", "ready", "error_code"];
+
+async function reduceProbe(res: Response): Promise<Response> {
+  let body: Record<string, unknown>;
+  try {
+    body = await res.clone().json() as Record<string, unknown>;
+  } catch {
+    return res;
+  }
+  const kept = Object.fromEntries(PROBE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]));
+  return Response.json(kept, { status: res.status });
+}
 
 export function authMiddleware(token: string | undefined): MiddlewareHandler {
   if (!token) return (_c, next) => next();
   const want = Buffer.from(token);
   return async (c, next) => {
-    if (OPEN_PATHS.has(c.req.path)) return next();
     const h = c.req.header("authorization") ?? "";
     const m = /^Bearer\s+(.+)$/i.exec(h.trim());
     const got = m ? Buffer.from(m[1]) : undefined;
     // Constant-time compare, so the token cannot be guessed byte by byte from response times.
-    if (!got || got.length !== want.length || !timingSafeEqual(got, want)) {
+    const ok = got !== undefined && got.length === want.length && timingSafeEqual(got, want);
+    if (!ok && PROBES.has(c.req.path)) {
+      await next();
+      c.res = await reduceProbe(c.res);
+      return;
+    }
+    if (!ok) {
       c.header("WWW-Authenticate", 'Bearer realm="broker"');
       return c.json({
         error_code: 40100,

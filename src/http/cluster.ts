@@ -23,6 +23,7 @@ import {
   z,
 } from "./schemas.ts";
 import { groupOffsets } from "./groups.ts";
+import { exporterFamilies, RemoteEnds } from "./kafka-exporter.ts";
 
 const ClusterInfo = z.object({
   cluster_id: z.string(),
@@ -85,7 +86,7 @@ function damagedPartitions(broker: Broker) {
 }
 
 /** Gauges computed at scrape time from the log and group state. */
-function collectGauges(broker: Broker): GaugeFamily[] {
+function collectGauges(broker: Broker, remote: RemoteEnds): GaugeFamily[] {
   const hw: GaugeFamily = {
     name: "broker_partition_high_watermark",
     help: "high watermark per partition held here (a follower's as it knows it)",
@@ -127,9 +128,10 @@ function collectGauges(broker: Broker): GaugeFamily[] {
     help: "records between a group's committed offset and the high watermark, per partition",
     samples: [],
   };
+  // Not "_sum": promtool reserves that suffix for histograms and summaries.
   const lagSum: GaugeFamily = {
-    name: "broker_group_lag_sum",
-    help: "total lag of a group",
+    name: "broker_group_total_lag",
+    help: "total lag of a group over the partitions it committed offsets for",
     samples: [],
   };
   for (const t of broker.meta.listTopics()) {
@@ -148,7 +150,8 @@ function collectGauges(broker: Broker): GaugeFamily[] {
   }
   for (const g of broker.groups.coordinator.listGroups()) {
     let sum = 0;
-    for (const o of groupOffsets(broker, g.groupId)) {
+    // Partitions led elsewhere: their high watermark as of the previous scrape (RemoteEnds).
+    for (const o of groupOffsets(broker, g.groupId, [], remote.ends)) {
       if (o.lag === null) continue;
       sum += o.lag;
       lag.samples.push({
@@ -339,7 +342,9 @@ function removeNodeError(e: unknown): HttpError {
 }
 
 export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext) {
-  metrics.collect(() => collectGauges(broker));
+  const remote = new RemoteEnds(broker);
+  metrics.collect(() => collectGauges(broker, remote));
+  metrics.collect(() => exporterFamilies(broker, remote));
 
   on(
     app,
@@ -347,7 +352,7 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       method: "get",
       path: "/healthz",
       tags: ["cluster"],
-      summary: "Liveness (no token needed)",
+      summary: "Liveness (no token needed; without it, only `status`)",
       responses: {
         200: jsonOk(z.object({ status: z.string(), node_id: z.number(), version: z.string() })),
       },
@@ -361,7 +366,8 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       method: "get",
       path: "/readyz",
       tags: ["cluster"],
-      summary: "Readiness: 200 only once the broker serves",
+      summary: "Readiness: 200 only once the broker serves (no token needed; without it, only " +
+        "`ready`)",
       responses: {
         200: jsonOk(z.object({
           ready: z.boolean(),
