@@ -38,6 +38,7 @@ import { localGroups } from "./http/groups.ts";
 import { ClusterService } from "./cluster/node.ts";
 import { RemotePartitions } from "./cluster/remote-partitions.ts";
 import { ControllerService } from "./replication/controller-service.ts";
+import { ReassignmentAdmin } from "./core/reassignment-admin.ts";
 import { ReplicaManager } from "./replication/replica-manager.ts";
 import { SessionClient } from "./replication/session-client.ts";
 import { leaderPartitionStats, ReplicationAdmin } from "./core/replication-admin.ts";
@@ -242,6 +243,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       {
         sessions: { sessionTimeoutMs: cfg.brokerSessionTimeoutMs },
         autoLeaderRebalance: cfg.autoLeaderRebalance,
+        reassignMaxConcurrent: cfg.reassignmentMaxConcurrent,
       },
     );
     const late0: { session?: SessionClient } = {};
@@ -256,6 +258,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       cfg.replicaLagTimeMaxMs,
       cfg.dataDir,
     );
+    replication.defaultReassignThrottle = cfg.reassignmentThrottle;
     await replication.loadCheckpoint();
     partitions.setReplication(replication);
     const session = new SessionClient(
@@ -289,6 +292,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       controller,
       log.child({ component: "controller" }),
     );
+    ReassignmentAdmin.attach(meta, cluster, controller);
     // HTTP on any broker: appends and reads forwarded to partitions' leaders over the cluster port.
     const remote = new RemotePartitions(
       cluster,

@@ -44,6 +44,10 @@ export interface BrokerConfig {
   autoLeaderRebalance: boolean;
   /** How long SIGTERM waits for leadership to move away (controlled shutdown). */
   controlledShutdownMs: number;
+  /** Bytes/s for a reassignment's copy when it sets none (leader and follower side); 0: none. */
+  reassignmentThrottle: number;
+  /** Partitions a reassignment copies at once (the controller starts more as these finish). */
+  reassignmentMaxConcurrent: number;
   /** Bearer token the HTTP API requires (all routes but /healthz); undefined: open. */
   httpToken: string | undefined;
   /** Metadata requests may create unknown topics when the client allows it (auto.create.topics.enable). */
@@ -334,6 +338,24 @@ export const OPTIONS: OptionSpec[] = [
     default: "5000",
     help: "on SIGTERM, how long to wait for partition leadership to move to in-sync replicas",
     parse: intIn(0, 600_000),
+  },
+  {
+    flag: "reassignment-throttle",
+    key: "reassignmentThrottle",
+    arg: "BYTES_PER_S",
+    default: "0",
+    help:
+      "default rate of a reassignment's copy, on this broker as leader and as follower (0: none)",
+    parse: intIn(0, 1e12),
+  },
+  {
+    flag: "reassignment-max-concurrent",
+    key: "reassignmentMaxConcurrent",
+    arg: "N",
+    default: "10",
+    help:
+      "partitions a reassignment moves at once (the controller's setting); more wait their turn",
+    parse: intIn(1, 100_000),
   },
   {
     flag: "auto-create-topics",

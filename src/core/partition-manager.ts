@@ -247,7 +247,21 @@ export class PartitionManager {
       config.retentionBytes = -1;
     }
     for (const p of t.partitions) {
-      if (!p.replicas.includes(this.nodeId)) continue;
+      if (!p.replicas.includes(this.nodeId)) {
+        // A reassignment moved this replica away: its log goes. Only once this broker may lead
+        // (caught up on metadata since it registered), so a view older than a later record that
+        // put it back never deletes a log the ISR counts on.
+        const gone = this.#parts.get(key(t.name, p.partition));
+        if (gone?.topicId === t.topicId && this.#repl.canLead()) {
+          this.log.info("replica moved away by a reassignment: deleting its log", {
+            topic: t.name,
+            partition: p.partition,
+            replicas: p.replicas,
+          });
+          await this.#dropLog(t.name, p.partition);
+        }
+        continue;
+      }
       const k = key(t.name, p.partition);
       const existing = this.#parts.get(k);
       if (existing && existing.topicId === t.topicId) {
@@ -313,6 +327,7 @@ export class PartitionManager {
       replicas: p.replicas,
       isr: p.isr,
       gated,
+      reassignment: p.reassignment ?? null,
     };
   }
 

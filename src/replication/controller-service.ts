@@ -19,6 +19,12 @@ import {
 import { DEFAULT_SESSIONS, type SessionOptions, SessionTracker } from "./sessions.ts";
 import { partitionChangeRecord } from "./change-record.ts";
 import { OFFSETS_TOPIC } from "../groups/index.ts";
+import { type MovingPartition, reassignmentSteps } from "./reassignment.ts";
+import {
+  parseReassignRequest,
+  planReassignRequest,
+  type ReassignResult,
+} from "./reassign-requests.ts";
 
 /** The replication factor __consumer_offsets grows to once the cluster has that many brokers. */
 const OFFSETS_RF = 3;
@@ -54,6 +60,8 @@ export interface ControllerOptions {
   rebalanceCheckMs?: number;
   /** leader.imbalance.per.broker.percentage / 100 */
   imbalance?: number;
+  /** Partitions whose reassignment copies at once; more wait their turn (default 10). */
+  reassignMaxConcurrent?: number;
 }
 
 export interface ControllerCounters {
@@ -66,6 +74,8 @@ export interface ControllerCounters {
 const TICK_MS = 100;
 /** How often a controller looks for elections a failed predecessor left undone. */
 const REPAIR_CHECK_MS = 1000;
+/** How often a controller moves reassignments on (start queued ones, complete caught-up ones). */
+const REASSIGN_CHECK_MS = 250;
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 export class ControllerService {
@@ -77,6 +87,7 @@ export class ControllerService {
   #lastRebalance = 0;
   #lastOffsetsCheck = 0;
   #lastRepairCheck = 0;
+  #lastReassignCheck = 0;
   #busy = new Set<string>();
   #stopped = false;
 
@@ -93,6 +104,7 @@ export class ControllerService {
     this.cluster.handleCall("heartbeat", (from, body) => this.heartbeat(from, body));
     this.cluster.handleCall("alterPartition", (from, body) => this.alterPartition(from, body));
     this.cluster.handleCall("shutdown", (from) => this.shutdown(from));
+    this.cluster.handleCall("reassign", (_from, body) => this.reassign(body));
     this.cluster.onPeerClosed((id) => this.sessions.hint(id, performance.now()));
     this.cluster.onBeforeRegister((id) => this.beforeRegister(id));
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
@@ -160,6 +172,72 @@ export class ControllerService {
       this.#lastRepairCheck = now;
       void this.#serial("repair", () => this.#repair());
     }
+    if (now - this.#lastReassignCheck > REASSIGN_CHECK_MS && !this.#busy.has("reassign")) {
+      this.#lastReassignCheck = now;
+      void this.#serial("reassign", () => this.#reassignSteps());
+    }
+  }
+
+  /** Reassignments move on: queued ones start (up to the bound), caught-up ones complete. */
+  async #reassignSteps(): Promise<void> {
+    if (!this.active) return;
+    const view = this.#view();
+    if (!view.some((p) => p.reassignment)) return;
+    const minIsr = new Map<string, number>();
+    const changes = reassignmentSteps(
+      view,
+      this.#live(),
+      (p) => {
+        let m = minIsr.get(p.topic);
+        if (m === undefined) {
+          m = this.meta.topicConfig(p.topic).minInsyncReplicas;
+          minIsr.set(p.topic, m);
+        }
+        return m;
+      },
+      this.o.reassignMaxConcurrent ?? 10,
+    );
+    if (changes.length > 0) await this.#apply(changes);
+  }
+
+  /**
+   * Submit, cancel or throttle reassignments (the "reassign" cluster call): planned over the
+   * applied metadata, each change appended with the partition epoch it saw; one refused as
+   * stale (it raced an ISR change or an election) is planned once more. Answers per partition.
+   */
+  async reassign(body: unknown): Promise<{ body: unknown }> {
+    if (!this.#ensureTerm()) throw new Error("not the controller");
+    const req = parseReassignRequest(body);
+    return await this.#serial("reassign-request", async () => {
+      const registered = new Set(this.meta.listBrokers().map((b) => b.nodeId));
+      const results: ReassignResult[] = [];
+      let todo = req.items.map((_, i) => i);
+      for (let round = 0; round < 3 && todo.length > 0; round++) {
+        const items = todo.map((i) => req.items[i]);
+        const plan = planReassignRequest(
+          { ...req, items },
+          this.#view(),
+          (id) => registered.has(id),
+          this.#live(),
+        );
+        const stale: number[] = [];
+        await Promise.all([...plan.changes].map(async ([j, c]) => {
+          try {
+            await this.cluster.appendAsController(partitionChangeRecord(c));
+            this.log.info("reassignment", { partition: c.partition, reason: c.reason });
+          } catch (e) {
+            const code = (e as { code?: unknown }).code;
+            if (code === 108) stale.push(j);
+            plan.results[j].errorCode = typeof code === "number" ? code : -1;
+            plan.results[j].message = e instanceof Error ? e.message : String(e);
+          }
+        }));
+        plan.results.forEach((r, j) => results[todo[j]] = r);
+        todo = stale.map((j) => todo[j]);
+      }
+      this.#lastReassignCheck = 0; // a new move starts at the next tick, not a period later
+      return { body: { results } };
+    });
   }
 
   /**
@@ -202,8 +280,8 @@ export class ControllerService {
     return (id) => fenced.get(id) === false;
   }
 
-  #view(): PartitionView[] {
-    const out: PartitionView[] = [];
+  #view(): MovingPartition[] {
+    const out: MovingPartition[] = [];
     const dflt = this.meta.topicDefaults["unclean.leader.election.enable"] === "true";
     for (const t of this.meta.listTopics()) {
       const v = t.configs["unclean.leader.election.enable"];
@@ -286,7 +364,7 @@ export class ControllerService {
     if (live.length < OFFSETS_RF) return;
     const changes: PartitionChange[] = [];
     for (const p of t.partitions) {
-      if (p.replicas.length >= target || p.leader === -1) continue;
+      if (p.replicas.length >= target || p.leader === -1 || p.reassignment) continue;
       const replicas = grownReplicas(p.replicas, live, p.partition, target);
       changes.push({
         topicId: t.topicId,

@@ -17,6 +17,7 @@ import {
 } from "./follower.ts";
 import type { IsrProposal } from "./leader.ts";
 import type { Replica } from "./replica.ts";
+import { Throttle } from "./throttle.ts";
 
 /** A follower's fetch waits at most this long at the leader when there is nothing new. */
 const FETCH_WAIT_MS = 500;
@@ -58,6 +59,9 @@ export interface ReplicationStats {
   bytesCopied: number;
   truncations: number;
   isrProposals: number;
+  /** Bytes served to / copied by replicas a reassignment adds (before they are in sync). */
+  reassignBytesServed: number;
+  reassignBytesCopied: number;
 }
 
 export class ReplicaManager implements ReplicationHooks {
@@ -68,7 +72,14 @@ export class ReplicaManager implements ReplicationHooks {
     bytesCopied: 0,
     truncations: 0,
     isrProposals: 0,
+    reassignBytesServed: 0,
+    reassignBytesCopied: 0,
   };
+  /** Reassignment traffic limits of this broker as a leader and as a follower. */
+  readonly #leaderThrottle = new Throttle(() => performance.now());
+  readonly #followerThrottle = new Throttle(() => performance.now());
+  /** Bytes/s for a reassignment that sets none (--reassignment-throttle); 0: unthrottled. */
+  defaultReassignThrottle = 0;
   readonly #fetchers = new Map<number, Fetcher>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #checkpointTimer: ReturnType<typeof setInterval> | undefined;
@@ -282,8 +293,10 @@ export class ReplicaManager implements ReplicationHooks {
       const results: ReplicaFetchResult[] = [];
       const tail: Uint8Array[] = [];
       let any = false;
+      let throttled = false;
       for (const q of wanted) {
-        const { result, records } = this.#serveOne(from, q, budget);
+        const { result, records, held } = this.#serveOne(from, q, budget);
+        if (held) throttled = true;
         results.push(result);
         if (records !== undefined) {
           tail.push(records);
@@ -303,7 +316,8 @@ export class ReplicaManager implements ReplicationHooks {
           this.#appendWaiters.delete(wake);
           resolve();
         };
-        const timer = setTimeout(wake, left);
+        // A throttled copy is looked at again soon: its bucket refills without any append.
+        const timer = setTimeout(wake, throttled ? Math.min(left, 50) : left);
         this.#appendWaiters.add(wake);
       });
     }
@@ -313,7 +327,7 @@ export class ReplicaManager implements ReplicationHooks {
     from: number,
     q: ReplicaFetchPartition,
     budget: number,
-  ): { result: ReplicaFetchResult; records?: Uint8Array } {
+  ): { result: ReplicaFetchResult; records?: Uint8Array; held?: boolean } {
     const base: ReplicaFetchResult = {
       topicId: q.topicId,
       partition: q.partition,
@@ -367,8 +381,39 @@ export class ReplicaManager implements ReplicationHooks {
     ) {
       return { result: out };
     }
-    const read = log.read(q.fetchOffset, Math.min(PARTITION_MAX_BYTES, budget), log.logEndOffset());
+    let max = Math.min(PARTITION_MAX_BYTES, budget);
+    const rate = this.copyRate(r, from);
+    if (rate > 0) {
+      const allow = this.#leaderThrottle.allowance(rate);
+      if (allow === 0) return { result: out, held: true };
+      max = Math.min(max, allow);
+    }
+    const read = log.read(q.fetchOffset, max, log.logEndOffset());
+    if (rate > 0) {
+      this.#leaderThrottle.take(read.records.length, rate);
+      this.stats.reassignBytesServed += read.records.length;
+    }
     return { result: { ...out, bytes: read.records.length }, records: read.records };
+  }
+
+  /**
+   * The throttle on `follower`'s copy of `r`: a replica a reassignment adds, not yet in sync, is
+   * held to the reassignment's rate (or the broker's default); every other fetch goes unthrottled,
+   * so ordinary replication of in-sync followers is never slowed. 0: unthrottled.
+   */
+  copyRate(r: Replica, follower: number): number {
+    const ra = r.reassignment;
+    if (!ra?.started || ra.original.includes(follower) || !ra.target.includes(follower)) return 0;
+    if (r.isr.includes(follower)) return 0;
+    return ra.throttle > 0 ? ra.throttle : this.defaultReassignThrottle;
+  }
+
+  /** A follower copied `bytes` of `r`: ms its next fetch of it waits (follower-side throttle). */
+  copied(r: Replica, bytes: number): number {
+    const rate = this.copyRate(r, this.cluster.nodeId);
+    if (rate === 0) return 0;
+    this.stats.reassignBytesCopied += bytes;
+    return this.#followerThrottle.take(bytes, rate);
   }
 
   // ---- used by fetchers --------------------------------------------------------------------
@@ -509,6 +554,8 @@ class Fetcher {
         }
         try {
           if (await this.mgr.applyFetched(r, x, records)) {
+            const wait = this.mgr.copied(r, records.length);
+            if (wait > 0) this.#backoff.set(r, performance.now() + wait);
             // Report only synced bytes: sync before the next fetch says where we are.
             synced.push(r.log.waitDurable(r.log.logEndOffset()).catch(() => {}));
           }

@@ -4,6 +4,7 @@
 // when the high watermark moves. Nobody else reads the log end as "what consumers may see".
 import type { PartitionLog } from "../storage/index.ts";
 import { type IsrProposal, LeaderCore } from "./leader.ts";
+import type { ReassignmentState } from "../meta/records.ts";
 
 export class ReplicaError extends Error {
   constructor(readonly errorCode: number, message: string) {
@@ -22,6 +23,8 @@ export interface ReplicaAssignment {
   isr: number[];
   /** Leadership named in the metadata that this broker may not take up yet (still fenced). */
   gated?: boolean;
+  /** A reassignment in flight: its adding replicas' copy may be throttled. */
+  reassignment?: ReassignmentState | null;
 }
 
 interface AckWaiter {
@@ -50,6 +53,8 @@ export class Replica {
   replicas: number[];
   isr: number[];
   minInsyncReplicas: number;
+  /** The reassignment in flight, as last applied (null: none). */
+  reassignment: ReassignmentState | null = null;
   /** Consumer long-polls (Fetch, HTTP tails): woken when the high watermark moves. */
   readonly waiters = new Set<{ offset: number; wake: () => void }>();
   #core: LeaderCore | null = null;
@@ -121,6 +126,7 @@ export class Replica {
     this.partitionEpoch = a.partitionEpoch;
     this.replicas = [...a.replicas];
     this.isr = [...a.isr];
+    this.reassignment = a.reassignment ?? null;
     if (a.leader === this.nodeId && a.gated !== true) {
       if (newEpoch || this.#core === null) this.#becomeLeader();
       else if (this.#core.onCommitted(a.partitionEpoch, a.isr, a.replicas)) this.#hwMoved();
