@@ -4,7 +4,6 @@
 import type { KafkaApi } from "../api.ts";
 import { apiVersionsApi } from "./api-versions.ts";
 import alterConfigs from "./alter-configs.ts";
-import alterUserScramCredentials from "./alter-user-scram-credentials.ts";
 import createPartitions from "./create-partitions.ts";
 import createTopics from "./create-topics.ts";
 import deleteGroups from "./delete-groups.ts";
@@ -13,7 +12,6 @@ import deleteTopics from "./delete-topics.ts";
 import describeCluster from "./describe-cluster.ts";
 import describeConfigs from "./describe-configs.ts";
 import describeGroups from "./describe-groups.ts";
-import describeUserScramCredentials from "./describe-user-scram-credentials.ts";
 import electLeaders from "./elect-leaders.ts";
 import fetch from "./fetch.ts";
 import findCoordinator from "./find-coordinator.ts";
@@ -29,13 +27,10 @@ import offsetCommit from "./offset-commit.ts";
 import offsetFetch from "./offset-fetch.ts";
 import offsetForLeaderEpoch from "./offset-for-leader-epoch.ts";
 import produce from "./produce.ts";
-import saslAuthenticate from "./sasl-authenticate.ts";
-import saslHandshake from "./sasl-handshake.ts";
 import syncGroup from "./sync-group.ts";
 
 const SERVED: readonly KafkaApi[] = [
   alterConfigs,
-  alterUserScramCredentials,
   createPartitions,
   createTopics,
   deleteGroups,
@@ -44,7 +39,6 @@ const SERVED: readonly KafkaApi[] = [
   describeCluster,
   describeConfigs,
   describeGroups,
-  describeUserScramCredentials,
   electLeaders,
   fetch,
   findCoordinator,
@@ -60,8 +54,6 @@ const SERVED: readonly KafkaApi[] = [
   offsetFetch,
   offsetForLeaderEpoch,
   produce,
-  saslAuthenticate,
-  saslHandshake,
   syncGroup,
 ];
 
