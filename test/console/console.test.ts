@@ -38,6 +38,11 @@ const rows = (testid: string) =>
       trs.map((tr) => Array.from(tr.children, (c) => (c as { textContent: string }).textContent)),
   );
 
+/** Pages of cluster and topic facts have no null anywhere (a missing value is "–"). */
+async function noNullShown() {
+  expect(await page.locator("#main").textContent()).not.toContain("null");
+}
+
 async function shot(name: string) {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });
@@ -144,6 +149,7 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
       // deno-lint-ignore no-explicit-any
       c.members.map((m: any) => m.id),
     );
+    await noNullShown();
     await shot("cluster");
   });
 
@@ -158,6 +164,8 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     );
     const ordersRow = (await rows("topics")).find((r) => r[0] === "orders")!;
     expect(ordersRow[3]).toBe("5");
+    expect(ordersRow[5]).toBe("ok");
+    await noNullShown();
     await shot("topics");
     await page.getByRole("link", { name: "orders", exact: true }).click();
     await page.getByTestId("partitions").waitFor();
@@ -179,6 +187,7 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     );
     const configs = await api("GET", "/topics/orders/configs");
     expect((await rows("configs")).length).toBe(configs.length);
+    await noNullShown();
     await page.getByRole("link", { name: "Topics" }).click();
     await page.getByRole("link", { name: "payments", exact: true }).click();
     await page.getByTestId("configs").waitFor();
@@ -327,6 +336,20 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
       await page.locator('[data-testid="lag-chart"] polyline').getAttribute("data-points"),
     );
     expect(points).toBeGreaterThanOrEqual(2);
+    if (SHOTS) {
+      // For the picture: records arrive while the page samples the lag.
+      for (let i = 0; i < 6; i++) {
+        await api(
+          "POST",
+          "/topics/orders/records",
+          Array.from({ length: 3 + i }, (_, k) => ({
+            value: `more-${i}-${k}`,
+            partition: k % 2,
+          })),
+        );
+        await Bun.sleep(5000);
+      }
+    }
     await shot("group");
 
     await page.getByTestId("reset-to").selectOption("earliest");
@@ -348,7 +371,7 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     await page.getByRole("link", { name: "shipping" }).click();
     await page.getByTestId("reset-preview-btn").click();
     await page.getByTestId("reset-error").filter({ hasText: "member" }).waitFor();
-  });
+  }, 90_000);
 
   test("nothing was blocked by the page's policy and no script error happened", () => {
     expect(problems).toEqual([]);

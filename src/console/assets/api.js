@@ -1,6 +1,6 @@
 // API calls from the console: JSON in and out, with the operator's token (kept only in this
 // page's memory: never in localStorage or a cookie, so it is gone when the page is closed).
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 
 let token = "";
 let onUnauthorized = () => {};
@@ -76,7 +76,8 @@ export function errorText(e) {
 export function showBanner(message, kind = "error") {
   const b = document.getElementById("banner");
   b.className = kind;
-  b.replaceChildren(
+  fill(
+    b,
     h("span", { "data-testid": "banner-text" }, message),
     h("button", { type: "button", class: "link", onclick: () => (b.hidden = true) }, "×"),
   );

@@ -1,6 +1,6 @@
 // The console's shell: the login form, the hash router and each page's lifecycle (its timers and
 // streams stop when another page is shown).
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import {
   api,
   clearBanner,
@@ -59,28 +59,32 @@ function showLogin(reason) {
     renderWho();
     route();
   };
-  main().replaceChildren(h(
-    "form",
-    { class: "login", "data-testid": "login", onsubmit: submit },
-    h("h1", null, "Sign in"),
+  fill(
+    main(),
     h(
-      "p",
-      null,
-      "This broker requires its HTTP token (",
-      h("code", null, "--http-token"),
-      "). The console keeps it in this page's memory only: reloading the page forgets it.",
+      "form",
+      { class: "login", "data-testid": "login", onsubmit: submit },
+      h("h1", null, "Sign in"),
+      h(
+        "p",
+        null,
+        "This broker requires its HTTP token (",
+        h("code", null, "--http-token"),
+        "). The console keeps it in this page's memory only: reloading the page forgets it.",
+      ),
+      h("label", { for: "token" }, "Token "),
+      input,
+      " ",
+      h("button", { type: "submit", class: "primary", "data-testid": "login-submit" }, "Sign in"),
+      msg,
     ),
-    h("label", { for: "token" }, "Token "),
-    input,
-    " ",
-    h("button", { type: "submit", class: "primary", "data-testid": "login-submit" }, "Sign in"),
-    msg,
-  ));
+  );
   input.focus();
 }
 
 function renderWho() {
-  document.getElementById("who").replaceChildren(
+  fill(
+    document.getElementById("who"),
     hasToken()
       ? h("button", {
         type: "button",
@@ -139,7 +143,7 @@ async function route() {
   }
   const el = main();
   if (!hit) {
-    el.replaceChildren(h("h1", null, "Not found"), h("p", null, "No console page here."));
+    fill(el, h("h1", null, "Not found"), h("p", null, "No console page here."));
     return;
   }
   const abort = new AbortController();
@@ -173,12 +177,13 @@ async function route() {
     },
   };
   current = ctx;
-  el.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+  fill(el, h("p", { class: "muted" }, "Loading…"));
   try {
     await hit.page(ctx);
   } catch (e) {
     if (abort.signal.aborted || isUnauthorized(e)) return;
-    el.replaceChildren(
+    fill(
+      el,
       h("h1", null, "Cannot show this page"),
       h("p", { class: "error", "data-testid": "page-error" }, errorText(e)),
     );

@@ -1,6 +1,6 @@
 // Cluster page: brokers and their sessions as the controller sees them, the gossip membership,
 // the metadata quorum, and the partitions that are under-replicated or offline.
-import { badge, enc, fmtMs, h, mapLimit, num, table } from "./dom.js";
+import { badge, cell, enc, fill, fmtMs, h, mapLimit, num, table } from "./dom.js";
 
 const REFRESH_MS = 5000;
 
@@ -30,7 +30,8 @@ export async function clusterPage(ctx) {
   const members = h("section");
   const health = h("section", { "data-testid": "partition-health" });
   const updated = h("span", { class: "muted" });
-  ctx.main.replaceChildren(
+  fill(
+    ctx.main,
     h("h1", null, "Cluster ", updated),
     info,
     h("h2", null, "Brokers"),
@@ -47,29 +48,33 @@ export async function clusterPage(ctx) {
     const [c, parts] = await Promise.all([ctx.api("/cluster"), allPartitions(ctx)]);
     if (!ctx.alive) return;
     const q = c.quorum ?? {};
-    info.replaceChildren(h(
-      "dl",
-      { class: "facts" },
-      fact("Cluster id", c.cluster_id, "cluster-id"),
-      fact("Controller", c.controller < 0 ? "none" : `broker ${c.controller}`, "controller"),
-      fact("This broker", `broker ${c.node_id} (version ${c.version})`, "node-id"),
-      fact("Topics", c.topics, "topic-count"),
-      fact("Partitions", c.partitions, "partition-count"),
-      fact("Groups", c.groups, "group-count"),
-      fact(
-        "Metadata quorum",
-        `leader ${q.leader ?? "none"}, term ${q.term ?? "–"}, this broker is ${
-          q.role ?? "–"
-        }; commit ${q.commit_index ?? "–"}, applied ${q.applied_index ?? "–"}`,
-        "quorum",
+    fill(
+      info,
+      h(
+        "dl",
+        { class: "facts" },
+        fact("Cluster id", c.cluster_id, "cluster-id"),
+        fact("Controller", c.controller < 0 ? "none" : `broker ${c.controller}`, "controller"),
+        fact("This broker", `broker ${c.node_id} (version ${c.version})`, "node-id"),
+        fact("Topics", c.topics, "topic-count"),
+        fact("Partitions", c.partitions, "partition-count"),
+        fact("Groups", c.groups, "group-count"),
+        fact(
+          "Metadata quorum",
+          `leader ${q.leader ?? "none"}, term ${q.term ?? "–"}, this broker is ${
+            q.role ?? "–"
+          }; commit ${q.commit_index ?? "–"}, applied ${q.applied_index ?? "–"}`,
+          "quorum",
+        ),
+        fact(
+          "Voters / learners",
+          `${(q.voters ?? []).join(", ") || "–"} / ${(q.learners ?? []).join(", ") || "–"}`,
+          "voters",
+        ),
       ),
-      fact(
-        "Voters / learners",
-        `${(q.voters ?? []).join(", ") || "–"} / ${(q.learners ?? []).join(", ") || "–"}`,
-        "voters",
-      ),
-    ));
-    brokers.replaceChildren(
+    );
+    fill(
+      brokers,
       table(
         "brokers",
         [
@@ -89,7 +94,7 @@ export async function clusterPage(ctx) {
           num(b.http_port),
           num(b.cluster_port),
           badge(b.state ?? (b.fenced ? "fenced" : "unfenced"), stateKind(b.state)),
-          [{ class: "num" }, fmtMs(b.heartbeat_age_ms)],
+          cell({ class: "num" }, fmtMs(b.heartbeat_age_ms)),
           [
             b.node_id === c.controller ? "controller" : "",
             (q.voters ?? []).includes(b.node_id) ? " voter" : "",
@@ -109,7 +114,8 @@ export async function clusterPage(ctx) {
     const under = parts.filter((p) => p.under_replicated && !p.offline);
     const offline = parts.filter((p) => p.offline);
     const head = ["Topic", "Partition", "Leader", "Replicas", "ISR"];
-    health.replaceChildren(
+    fill(
+      health,
       h(
         "p",
         { "data-testid": "health-summary" },
@@ -123,19 +129,22 @@ export async function clusterPage(ctx) {
       under.length ? h("h3", null, "Under-replicated (ISR smaller than the replicas)") : null,
       under.length ? table("under-replicated", head, partitionRows(under)) : null,
     );
-    members.replaceChildren(table(
-      "members",
-      ["Node", "State", "Incarnation", "Kafka", "HTTP", "Cluster"],
-      (c.members ?? []).map((m) => [
-        num(m.id),
-        badge(m.state, stateKind(m.state)),
-        num(m.incarnation),
-        m.addresses?.kafka ?? "–",
-        m.addresses?.http ?? "–",
-        m.addresses?.cluster ?? "–",
-      ]),
-      "No gossip members known.",
-    ));
+    fill(
+      members,
+      table(
+        "members",
+        ["Node", "State", "Incarnation", "Kafka", "HTTP", "Cluster"],
+        (c.members ?? []).map((m) => [
+          num(m.id),
+          badge(m.state, stateKind(m.state)),
+          num(m.incarnation),
+          m.addresses?.kafka ?? "–",
+          m.addresses?.http ?? "–",
+          m.addresses?.cluster ?? "–",
+        ]),
+        "No gossip members known.",
+      ),
+    );
     updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
   }
 

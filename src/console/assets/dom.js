@@ -46,20 +46,31 @@ export function s(tag, props, ...children) {
   return el;
 }
 
-/** A table: headers, then rows of cells (a cell is a node, a string, or [props, ...children]). */
+/** Replace an element's children (strings become text; null, undefined and false are skipped). */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/** A table cell with attributes: cell({ class: "num" }, "12"). */
+export const cell = (props, ...children) => ({ cellProps: props, children });
+
+/** A table: headers, then rows of cells (nodes, strings, arrays of them, or cell(…)). */
 export function table(testid, headers, rows, empty = "None.") {
   if (rows.length === 0) return h("p", { class: "muted", "data-testid": testid }, empty);
-  const cell = (tag, c) => Array.isArray(c) ? h(tag, c[0], ...c.slice(1)) : h(tag, null, c ?? "");
+  const mk = (tag, c) =>
+    c?.cellProps !== undefined ? h(tag, c.cellProps, c.children) : h(tag, null, c ?? "");
   return h(
     "table",
     { "data-testid": testid },
-    h("thead", null, h("tr", null, headers.map((x) => cell("th", x)))),
-    h("tbody", null, rows.map((r) => h("tr", null, r.map((c) => cell("td", c))))),
+    h("thead", null, h("tr", null, headers.map((x) => mk("th", x)))),
+    h("tbody", null, rows.map((r) => h("tr", null, r.map((c) => mk("td", c))))),
   );
 }
 
 /** A right-aligned number cell. */
-export const num = (n) => [{ class: "num" }, n === null || n === undefined ? "–" : String(n)];
+export const num = (n) => cell({ class: "num" }, n === null || n === undefined ? "–" : String(n));
 
 export const enc = encodeURIComponent;
 
@@ -162,13 +173,19 @@ export async function mapLimit(items, limit, fn) {
   return out;
 }
 
-/** A line chart of [time, value] points over the last `spanMs`, as an SVG element. */
+/**
+ * A line chart of [time, value] points, as an SVG element. The time axis covers the samples there
+ * are (at least a minute, at most `spanMs`), so a page opened a minute ago still has a readable
+ * chart.
+ */
 export function lineChart(points, { width, height, spanMs, now = Date.now(), axes = true }) {
   const pad = axes ? { l: 48, r: 8, t: 8, b: 18 } : { l: 1, r: 1, t: 2, b: 2 };
   const w = width - pad.l - pad.r;
   const hgt = height - pad.t - pad.b;
-  const max = Math.max(1, ...points.map((p) => p[1]));
-  const x = (t) => pad.l + w * Math.max(0, 1 - (now - t) / spanMs);
+  const visible = points.filter((p) => now - p[0] <= spanMs);
+  const max = Math.max(1, ...visible.map((p) => p[1]));
+  const span = Math.min(spanMs, Math.max(60_000, visible.length ? now - visible[0][0] : 0));
+  const x = (t) => pad.l + w * Math.max(0, 1 - (now - t) / span);
   const y = (v) => pad.t + hgt * (1 - v / max);
   const svg = s("svg", {
     width,
@@ -186,12 +203,11 @@ export function lineChart(points, { width, height, spanMs, now = Date.now(), axe
       s(
         "text",
         { x: pad.l, y: height - 4 },
-        `−${Math.round(spanMs / 60_000)} min`,
+        span < 120_000 ? `−${Math.round(span / 1000)} s` : `−${Math.round(span / 60_000)} min`,
       ),
       s("text", { x: pad.l + w, y: height - 4, "text-anchor": "end" }, "now"),
     );
   }
-  const visible = points.filter((p) => now - p[0] <= spanMs);
   if (visible.length > 0) {
     svg.append(s("polyline", {
       points: visible.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "),

@@ -1,7 +1,18 @@
 // Consumer groups: the list with each group's lag, a group's members, assignments and committed
 // offsets with lag per partition (charted over the last minutes, from samples this page takes and
 // keeps in memory), resetting offsets (previewed by a dry run first) and deleting a group.
-import { badge, confirmDialog, enc, h, lineChart, mapLimit, num, table } from "./dom.js";
+import {
+  badge,
+  cell,
+  confirmDialog,
+  enc,
+  fill,
+  h,
+  lineChart,
+  mapLimit,
+  num,
+  table,
+} from "./dom.js";
 import { errorText, isUnauthorized, navigate } from "./api.js";
 
 const REFRESH_MS = 5000;
@@ -35,7 +46,7 @@ const stateKind = (s) => s === "Stable" ? "ok" : s === "Empty" ? "" : s === "Dea
 export async function groupsPage(ctx) {
   const list = h("section");
   const updated = h("span", { class: "muted" });
-  ctx.main.replaceChildren(h("h1", null, "Consumer groups ", updated), list);
+  fill(ctx.main, h("h1", null, "Consumer groups ", updated), list);
   async function refresh() {
     const groups = await ctx.api("/groups");
     groups.sort((a, b) => a.group_id.localeCompare(b.group_id));
@@ -46,25 +57,28 @@ export async function groupsPage(ctx) {
     );
     if (!ctx.alive) return;
     for (const d of details) if (d) sample(d);
-    list.replaceChildren(table(
-      "groups",
-      ["Group", "State", "Protocol type", "Members", "Lag", "Lag, last minutes"],
-      groups.map((g, i) => {
-        const d = details[i];
-        const hist = history.get(g.group_id)?.total ?? [];
-        return [
-          h("a", { href: `#/groups/${enc(g.group_id)}` }, g.group_id),
-          badge(g.state, stateKind(g.state)),
-          g.protocol_type || "–",
-          num(g.members),
-          num(d ? d.lag : undefined),
-          hist.length
-            ? lineChart(hist, { width: 120, height: 24, spanMs: SPAN_MS, axes: false })
-            : "",
-        ];
-      }),
-      "No consumer groups yet.",
-    ));
+    fill(
+      list,
+      table(
+        "groups",
+        ["Group", "State", "Protocol type", "Members", "Lag", "Lag, last minutes"],
+        groups.map((g, i) => {
+          const d = details[i];
+          const hist = history.get(g.group_id)?.total ?? [];
+          return [
+            h("a", { href: `#/groups/${enc(g.group_id)}` }, g.group_id),
+            badge(g.state, stateKind(g.state)),
+            g.protocol_type || "–",
+            num(g.members),
+            num(d ? d.lag : undefined),
+            hist.length
+              ? lineChart(hist, { width: 120, height: 24, spanMs: SPAN_MS, axes: false })
+              : "",
+          ];
+        }),
+        "No consumer groups yet.",
+      ),
+    );
     updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
   }
   await refresh();
@@ -80,7 +94,8 @@ export async function groupPage(ctx) {
   const updated = h("span", { class: "muted" });
   let latest = null;
   const reset = resetForm(ctx, group, () => latest, () => refresh());
-  ctx.main.replaceChildren(
+  fill(
+    ctx.main,
     h(
       "div",
       { class: "titlebar" },
@@ -108,7 +123,8 @@ export async function groupPage(ctx) {
     if (!ctx.alive) return;
     latest = d;
     const g = sample(d);
-    facts.replaceChildren(
+    fill(
+      facts,
       ...[
         ["State", badge(d.state, stateKind(d.state)), "group-state"],
         ["Protocol", `${d.protocol_type || "–"} / ${d.protocol || "–"}`],
@@ -120,7 +136,8 @@ export async function groupPage(ctx) {
         h("div", null, h("dt", null, k), h("dd", id ? { "data-testid": id } : null, v))
       ),
     );
-    chart.replaceChildren(
+    fill(
+      chart,
       lineChart(g.total, { width: 640, height: 140, spanMs: SPAN_MS }),
       h(
         "p",
@@ -129,40 +146,46 @@ export async function groupPage(ctx) {
           `(${g.total.length} samples; kept in this page only).`,
       ),
     );
-    members.replaceChildren(table(
-      "group-members",
-      ["Member", "Instance id", "Client id", "Host", "Assignment"],
-      d.members.map((m) => [
-        [{ class: "mono" }, m.member_id],
-        m.group_instance_id ?? "–",
-        m.client_id,
-        m.client_host,
-        m.assignment.map((a) => `${a.topic}: ${a.partitions.join(", ")}`).join("; ") || "–",
-      ]),
-      "No members: the group is inactive (its offsets can be reset).",
-    ));
+    fill(
+      members,
+      table(
+        "group-members",
+        ["Member", "Instance id", "Client id", "Host", "Assignment"],
+        d.members.map((m) => [
+          cell({ class: "mono" }, m.member_id),
+          m.group_instance_id ?? "–",
+          m.client_id,
+          m.client_host,
+          m.assignment.map((a) => `${a.topic}: ${a.partitions.join(", ")}`).join("; ") || "–",
+        ]),
+        "No members: the group is inactive (its offsets can be reset).",
+      ),
+    );
     const rows = [...d.offsets].sort((a, b) =>
       a.topic.localeCompare(b.topic) || a.partition - b.partition
     );
-    offsets.replaceChildren(table(
-      "group-offsets",
-      ["Topic", "Partition", "Committed", "End", "Lag", "Trend", "Metadata"],
-      rows.map((o) => {
-        const hist = g.parts.get(`${o.topic}/${o.partition}`) ?? [];
-        return [
-          h("a", { href: `#/topics/${enc(o.topic)}` }, o.topic),
-          num(o.partition),
-          num(o.committed_offset ?? "none"),
-          num(o.end_offset),
-          num(o.lag),
-          hist.length
-            ? lineChart(hist, { width: 120, height: 24, spanMs: SPAN_MS, axes: false })
-            : "",
-          o.metadata ?? "",
-        ];
-      }),
-      "No committed offsets.",
-    ));
+    fill(
+      offsets,
+      table(
+        "group-offsets",
+        ["Topic", "Partition", "Committed", "End", "Lag", "Trend", "Metadata"],
+        rows.map((o) => {
+          const hist = g.parts.get(`${o.topic}/${o.partition}`) ?? [];
+          return [
+            h("a", { href: `#/topics/${enc(o.topic)}` }, o.topic),
+            num(o.partition),
+            num(o.committed_offset ?? "none"),
+            num(o.end_offset),
+            num(o.lag),
+            hist.length
+              ? lineChart(hist, { width: 120, height: 24, spanMs: SPAN_MS, axes: false })
+              : "",
+            o.metadata ?? "",
+          ];
+        }),
+        "No committed offsets.",
+      ),
+    );
     updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
   }
   await refresh();
@@ -242,7 +265,7 @@ function resetForm(ctx, group, current, done) {
         body: body(true),
       });
       if (!apply) {
-        result.replaceChildren(h("p", null, "Dry run: nothing changed."), preview(dry));
+        fill(result, h("p", null, "Dry run: nothing changed."), preview(dry));
         return;
       }
       const ok = await confirmDialog({
@@ -256,7 +279,7 @@ function resetForm(ctx, group, current, done) {
         method: "POST",
         body: body(false),
       });
-      result.replaceChildren(h("p", null, "Offsets reset."), preview(r));
+      fill(result, h("p", null, "Offsets reset."), preview(r));
       await done();
     } catch (e) {
       if (!isUnauthorized(e)) msg.textContent = errorText(e);

@@ -1,7 +1,7 @@
 // Message browser: a topic's records by partition and offset or time, keys, values and headers
 // (JSON pretty-printed), and a live tail (the topic's NDJSON stream for all partitions, long-polls
 // for one). Keys, values and headers are whatever producers wrote: they are shown as text only.
-import { enc, fmtTime, h } from "./dom.js";
+import { enc, fill, fmtTime, h } from "./dom.js";
 import { apiStream, errorText, isAbort, isUnauthorized } from "./api.js";
 
 /** Rows kept on screen while tailing (the oldest go first). */
@@ -83,7 +83,7 @@ export async function messagesPage(ctx) {
   const topics = await ctx.api("/topics?internal=true");
   topics.sort((a, b) => Number(a.internal) - Number(b.internal) || a.name.localeCompare(b.name));
   if (topics.length === 0) {
-    ctx.main.replaceChildren(h("h1", null, "Messages"), h("p", null, "No topics yet."));
+    fill(ctx.main, h("h1", null, "Messages"), h("p", null, "No topics yet."));
     return;
   }
   const field = (label, el) => h("label", null, label, el);
@@ -98,7 +98,8 @@ export async function messagesPage(ctx) {
   const partition = h("select", { "data-testid": "msg-partition" });
   const fillPartitions = () => {
     const n = topics.find((t) => t.name === topic.value)?.partitions ?? 0;
-    partition.replaceChildren(
+    fill(
+      partition,
       h("option", { value: "all" }, "all"),
       ...Array.from({ length: n }, (_, i) => h("option", { value: String(i) }, String(i))),
     );
@@ -159,7 +160,8 @@ export async function messagesPage(ctx) {
     { type: "button", "data-testid": "msg-more", hidden: true },
     "Next page",
   );
-  ctx.main.replaceChildren(
+  fill(
+    ctx.main,
     h("h1", null, "Messages"),
     h(
       "form",
@@ -224,7 +226,7 @@ export async function messagesPage(ctx) {
     stopTail();
     status.classList.remove("error");
     status.textContent = "Reading…";
-    if (!more) tbody.replaceChildren();
+    if (!more) fill(tbody);
     const fmt = format.value;
     const n = lim();
     try {
@@ -312,7 +314,7 @@ export async function messagesPage(ctx) {
     const signal = AbortSignal.any([ac.signal, ctx.signal]);
     tailBtn.textContent = "Stop";
     tailBtn.classList.add("active");
-    tbody.replaceChildren();
+    fill(tbody);
     moreBtn.hidden = true;
     received = 0;
     status.classList.remove("error");

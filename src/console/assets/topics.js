@@ -1,6 +1,18 @@
 // Topics: the list (with sizes and record counts from each topic's description), a topic's
 // partitions, replicas, ISR and configs, and creating and deleting topics with confirmation.
-import { badge, confirmDialog, enc, fmtBytes, fmtMs, h, mapLimit, num, table } from "./dom.js";
+import {
+  badge,
+  cell,
+  confirmDialog,
+  enc,
+  fill,
+  fmtBytes,
+  fmtMs,
+  h,
+  mapLimit,
+  num,
+  table,
+} from "./dom.js";
 import { errorText, navigate } from "./api.js";
 
 /** Topics whose descriptions the list fetches (each is one request). */
@@ -34,7 +46,8 @@ export async function topicsPage(ctx) {
     "data-testid": "show-internal",
   });
   const list = h("section");
-  ctx.main.replaceChildren(
+  fill(
+    ctx.main,
     h(
       "div",
       { class: "titlebar" },
@@ -60,7 +73,8 @@ export async function topicsPage(ctx) {
   function render() {
     const q = filter.value.trim().toLowerCase();
     const shown = topics.filter((t) => t.name.toLowerCase().includes(q));
-    list.replaceChildren(
+    fill(
+      list,
       table(
         "topics",
         ["Name", "Partitions", "Replication", "Records", "Size", "Status"],
@@ -71,7 +85,10 @@ export async function topicsPage(ctx) {
             num(t.partitions),
             num(t.replication_factor),
             num(d ? sum(d.partitions.map(recordsIn)) : undefined),
-            [{ class: "num" }, d ? fmtBytes(sum(d.partitions.map((p) => p.size_bytes ?? 0))) : "–"],
+            cell(
+              { class: "num" },
+              d ? fmtBytes(sum(d.partitions.map((p) => p.size_bytes ?? 0))) : "–",
+            ),
             d ? topicStatus(d) : "",
           ];
         }),
@@ -204,7 +221,8 @@ export async function topicPage(ctx) {
   ]);
   const parts = d.partitions;
   const overridden = configs.filter((c) => !c.is_default);
-  ctx.main.replaceChildren(
+  fill(
+    ctx.main,
     h(
       "div",
       { class: "titlebar" },
@@ -268,7 +286,7 @@ export async function topicPage(ctx) {
         num(p.high_watermark),
         num(p.log_end_offset),
         num(recordsIn(p)),
-        [{ class: "num" }, fmtBytes(p.size_bytes)],
+        cell({ class: "num" }, fmtBytes(p.size_bytes)),
         (p.replica_positions ?? []).filter((r) => r.broker_id !== p.leader).map((r) =>
           `${r.broker_id}: ${r.lag ?? "?"} behind${r.lag_ms ? `, ${fmtMs(r.lag_ms)}` : ""}`
         ).join("; ") || "–",
@@ -286,8 +304,8 @@ export async function topicPage(ctx) {
       ["Name", "Value", "Source"],
       // The topic's own settings first, then the defaults.
       [...overridden, ...configs.filter((c) => c.is_default)].map((c) => [
-        [{ class: c.is_default ? "" : "strong" }, c.name],
-        [{ class: "mono" }, c.value ?? "–"],
+        cell({ class: c.is_default ? "" : "strong" }, c.name),
+        cell({ class: "mono" }, c.value ?? "–"),
         c.source,
       ]),
     ),
