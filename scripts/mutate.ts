@@ -106,7 +106,7 @@ function readRepo(file: string): string | null {
 /** A scratch copy of the repository with `m` applied; returns its directory. */
 function scratchWith(m: Mutation): string {
   const dir = mkdtempSync(path.join(tmpdir(), `mutate-${m.id}-`));
-  for (const p of COPY) {
+  for (const p of [...COPY, ...(m.tests ?? []).map((t) => path.dirname(t))]) {
     const from = path.join(ROOT, p);
     if (!existsSync(from)) continue;
     mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
@@ -184,6 +184,31 @@ function runChild(dir: string, campaign: CampaignName, seeds: number, budgetMs: 
   });
 }
 
+/** `bun test` on `files` in the scratch copy: failed, and the first failing test's name. */
+function runTests(dir: string, files: readonly string[], budgetMs: number) {
+  return new Promise<{ failed: boolean; detail: string }>((resolve) => {
+    const child = spawn(process.execPath, ["test", "--timeout", "60000", ...files], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let text = "";
+    const add = (d: string) => {
+      text = (text + d).slice(-200_000);
+    };
+    child.stdout.setEncoding("utf8").on("data", add);
+    child.stderr.setEncoding("utf8").on("data", add);
+    const timer = setTimeout(() => child.kill("SIGKILL"), budgetMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const fail = text.split("\n").find((l) => l.startsWith("(fail) "));
+      resolve({
+        failed: code !== 0,
+        detail: fail?.slice(7).replace(/ \[[\d.]+ms\]$/, "") ?? `exit ${code}`,
+      });
+    });
+  });
+}
+
 export function campaignsOf(m: Mutation): readonly CampaignName[] {
   return typeof m.campaign === "string" ? [m.campaign] : m.campaign;
 }
@@ -249,6 +274,20 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
           verdict: "caught",
           seed: r.seed,
           detail: r.failure ?? "",
+          seedsRun,
+          budgetHit,
+          seconds: seconds(),
+        };
+      }
+    }
+    if (m.tests !== undefined && m.tests.length > 0) {
+      const t = await runTests(dir, m.tests, o.timeBudgetMs ?? TIME_BUDGET_MS);
+      if (t.failed) {
+        return {
+          ...base,
+          campaign: `${base.campaign}+test`,
+          verdict: "caught",
+          detail: `test: ${t.detail}`,
           seedsRun,
           budgetHit,
           seconds: seconds(),

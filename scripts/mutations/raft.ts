@@ -52,6 +52,7 @@ export const RAFT: Mutation[] = [
   {
     id: "raft-vote-not-persisted",
     campaign: CAMPAIGNS,
+    tests: ["test/cluster/raft/election.test.ts"],
     file: NODE,
     find: "      this.#vote = m.from;\n      this.#hsDirty = true;\n",
     replace: "      this.#vote = m.from;\n",
@@ -101,6 +102,7 @@ export const RAFT: Mutation[] = [
   {
     id: "raft-follower-commit-past-match",
     campaign: CAMPAIGNS,
+    tests: ["test/cluster/raft/replication.test.ts"],
     file: NODE,
     find: "this.#commitTo(Math.min(m.commit, last));",
     replace: "this.#commitTo(Math.min(m.commit, this.log.lastIndex()));",

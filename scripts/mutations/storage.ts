@@ -21,8 +21,8 @@ export const STORAGE: Mutation[] = [
     id: "storage-read-skips-crc",
     campaign: "storage-crash",
     file: SEGMENT,
-    find: "if (computeBatchCrc(view, p, size) !== dv.getUint32(p + 17)) {",
-    replace: "if (false) {",
+    find: "as records.\n      if (computeBatchCrc(view, p, size) !== dv.getUint32(p + 17)) {",
+    replace: "as records.\n      if (false) {",
     why: "Reads serve batches without checking their CRC: bytes damaged on disk reach clients.",
   },
   {
@@ -48,10 +48,51 @@ export const STORAGE: Mutation[] = [
     id: "storage-truncation-keeps-checkpoint",
     campaign: "storage-crash",
     file: LOG,
-    find: "if (this.diskRecoveryPoint > offset || this.cleanOnDisk) await this.lowerCheckpoint();",
+    find:
+      "if (this.diskRecoveryPoint > offset || this.cleanOnDisk || this.checkpointWrites > 0) {\n" +
+      "        await this.lowerCheckpoint();\n      }",
     replace: "",
     why: "A truncation does not first lower the checkpoint's recovery point: offsets rewritten " +
       "after the cut are still claimed synced.",
+  },
+  {
+    id: "storage-cut-ignores-checkpoint-in-flight",
+    campaign: "storage-crash",
+    tests: ["test/storage/quarantine.test.ts"],
+    file: LOG,
+    find: " || this.checkpointWrites > 0) {",
+    replace: ") {",
+    why: "A truncation lowers the checkpoint only when the one on disk is above the cut: a " +
+      "write in flight, computed before the cut, lands above it.",
+  },
+  {
+    id: "storage-cut-inside-batch-checkpoint",
+    campaign: "storage-crash",
+    tests: ["test/storage/quarantine.test.ts"],
+    file: LOG,
+    find: "    offset = this.batchStartOf(offset);\n",
+    replace: "",
+    why: "A truncation inside a batch lowers the checkpoint to the offset asked for, while the " +
+      "cut removes the whole batch: the checkpoint claims cut offsets as synced.",
+  },
+  {
+    id: "storage-sync-round-past-cut",
+    campaign: "storage-crash",
+    file: "src/storage/group-commit.ts",
+    find: "    this.ceiling = Math.min(this.ceiling, offset);\n",
+    replace: "",
+    why: "A sync round that starts or settles while a truncation cuts raises the durable offset " +
+      "over bytes about to go, and a checkpoint written then claims them.",
+  },
+  {
+    id: "storage-bound-before-crc",
+    campaign: "storage-crash",
+    tests: ["test/storage/damaged-read.test.ts"],
+    file: SEGMENT,
+    find: "      if (last >= upper) {\n        if (first >= 0) break;\n",
+    replace: "      if (last >= upper) {\n        break;\n",
+    why: "A read compares a batch's last offset with its bound before checking the batch: a " +
+      "flipped lastOffsetDelta reads as 'no data yet' below the log end, for ever.",
   },
   {
     id: "storage-durable-mark-survives-truncation",

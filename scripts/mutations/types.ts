@@ -21,6 +21,12 @@ export interface Mutation {
   why: string;
   /** The campaign that should catch it; several are tried in order until one does. */
   campaign: CampaignName | readonly CampaignName[];
+  /**
+   * Test files (from the repository root) run with `bun test` after the campaigns, when they did
+   * not catch the bug: a scripted scenario for what random schedules almost never reach. Their
+   * folders are copied into the scratch copy.
+   */
+  tests?: readonly string[];
   /** Seeds to try (default: the campaign's budget in run-campaign.ts). */
   seeds?: number;
   /**

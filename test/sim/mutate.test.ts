@@ -1,6 +1,6 @@
 // The mutation suite in CI (scripts/mutate.ts, docs/mutation.md): every planted bug's edit still
-// applies to the code as it is, and the simulators (not the unit tests) catch at least
-// THRESHOLD of the bugs expected to be caught. A few minutes: each bug runs its campaign in a
+// applies to the code as it is, and the simulators catch at least THRESHOLD of the bugs expected
+// to be caught (a few bugs no random schedule reaches name a scripted test, run after them). A few minutes: each bug runs its campaign in a
 // child process over a scratch copy, one at a time.
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import type { RaftNode } from "../../../src/cluster/raft/node.ts";
 import { NONE } from "../../../src/cluster/raft/types.ts";
 import { Harness } from "./harness.ts";
 
@@ -44,6 +45,42 @@ describe("elections", () => {
     expect(resp.map((m) => m.type === "voteResp" && m.granted)).toEqual([true, false, false]);
     expect(n.vote).toBe(NONE); // term 6 moved on; the stale candidate got nothing
     expect(n.term).toBe(6);
+  });
+
+  test("a vote granted in a term the voter already holds is persisted before the answer", () => {
+    // The voter reaches term 5 by refusing a stale candidate, so granting the next one changes
+    // only the vote: that change alone must be in the Ready carrying the grant (a restart would
+    // otherwise forget it and grant term 5 again, to a third candidate: two leaders).
+    const h = new Harness([1, 2, 3, 4, 5], { preVote: false, checkQuorum: false });
+    const take = (n: RaftNode) => {
+      const rd = n.ready();
+      void h.storage.get(2)!.save(rd.hardState, rd.entries, rd.snapshot, rd.mustSync);
+      n.advance(rd);
+      return rd;
+    };
+    const n = h.node(2);
+    n.step({ type: "vote", from: 3, to: 2, term: 5, lastIndex: 0, lastTerm: 0, transfer: false });
+    take(n);
+    expect(n.term).toBe(5);
+    n.step({ type: "vote", from: 1, to: 2, term: 5, lastIndex: 1, lastTerm: 1, transfer: false });
+    const rd = take(n);
+    const grant = rd.messages.find((m) => m.type === "voteResp");
+    expect(grant?.type === "voteResp" && grant.granted).toBe(true);
+    expect(rd.hardState?.vote).toBe(1);
+    expect(rd.mustSync).toBe(true);
+    // Through storage and a restart: the vote holds, candidate 4 of term 5 gets nothing.
+    const after = h.restart(2);
+    after.step({
+      type: "vote",
+      from: 4,
+      to: 2,
+      term: 5,
+      lastIndex: 1,
+      lastTerm: 1,
+      transfer: false,
+    });
+    const again = take(after).messages.find((m) => m.type === "voteResp");
+    expect(again?.type === "voteResp" && again.granted).toBe(false);
   });
 
   test("restart keeps term, vote and log", () => {

@@ -73,6 +73,39 @@ describe("replication", () => {
   });
 });
 
+test("a follower commits no further than what the append proved matches the leader's log", () => {
+  // A follower holding a stale tail (2 and 3, of term 2) past an append that matched entirely
+  // (an empty append at index 1, e.g. a delayed duplicate): the leader's commit index 3 says
+  // nothing about that tail, which a later append of the leader's will replace.
+  const h = new Harness([1, 2, 3], { preVote: false, checkQuorum: false });
+  const f = h.node(2);
+  const e = (index: number, term: number) => ({ index, term, kind: "normal" as const, data: "" });
+  f.step({
+    type: "app",
+    from: 1,
+    to: 2,
+    term: 2,
+    prevIndex: 1,
+    prevTerm: 1,
+    entries: [e(2, 2), e(3, 2)],
+    commit: 1,
+  });
+  f.advance(f.ready());
+  expect(f.log.lastIndex()).toBe(3);
+  f.step({
+    type: "app",
+    from: 3,
+    to: 2,
+    term: 3,
+    prevIndex: 1,
+    prevTerm: 1,
+    entries: [],
+    commit: 3,
+  });
+  f.advance(f.ready());
+  expect(f.commit).toBe(1);
+});
+
 describe("RaftLog", () => {
   test("maybeAppend truncates a conflicting suffix and keeps matching entries", () => {
     const log = new RaftLog({ voters: [1], learners: [] }, undefined, [
