@@ -55,7 +55,8 @@ function apply(
   }
   const rec = parseRecord(JSON.stringify(partitionChangeRecord(c)));
   if (rec.type !== "PartitionChanged") throw new Error("not a PartitionChanged");
-  const row: PartitionRow = changedPartition(p, rec, BROKERS, none, "t-0");
+  const cur: PartitionRow = { ...p, replicas: [...p.replicas], isr: [...p.isr] };
+  const row = changedPartition(cur, rec, BROKERS, none, "t-0");
   return { ...p, ...row };
 }
 
