@@ -304,7 +304,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     cleanups.push(() => remote.close());
     // Topics created, deleted or changed through another broker reach this one's logs too.
     cluster.onMetadataChanged((r) => {
-      void partitions.reconcile();
+      // Only what the record changed (one topic or partition); a snapshot (null): everything.
+      void partitions.reconcile(r);
       // Offsets of a deleted topic go with it (a group coordinated here holds them).
       if (r?.type === "TopicDeleted") late.groups?.topicDeleted(r.name);
     });

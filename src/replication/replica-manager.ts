@@ -90,6 +90,8 @@ export class ReplicaManager implements ReplicationHooks {
   #stopped = false;
   #noFetch = false;
   #refreshQueued = false;
+  #refreshAll = false;
+  readonly #changedReplicas = new Set<Replica>();
   /** Long-polling follower fetches, woken by any append to a partition led here. */
   readonly #appendWaiters = new Set<() => void>();
 
@@ -220,14 +222,26 @@ export class ReplicaManager implements ReplicationHooks {
     return this.#checkpointed.get(`${topic}\u0000${partition}`) ?? 0;
   }
 
-  /** Appends and role changes: wake long-polling followers; fetchers follow role changes. */
-  changed(): void {
+  /**
+   * Appends and role changes: wake long-polling followers; fetchers follow role changes. With a
+   * replica only that one moves between fetchers (a topic's new partitions or one partition's new
+   * leader cost what they change); without, every partition is looked at.
+   */
+  changed(r?: Replica): void {
     this.#wakeFollowers();
-    if (this.#refreshQueued || this.#stopped) return;
+    if (this.#stopped) return;
+    if (r === undefined) this.#refreshAll = true;
+    else this.#changedReplicas.add(r);
+    if (this.#refreshQueued) return;
     this.#refreshQueued = true;
     queueMicrotask(() => {
       this.#refreshQueued = false;
-      this.#refreshFetchers();
+      const some = [...this.#changedReplicas];
+      this.#changedReplicas.clear();
+      if (this.#refreshAll) {
+        this.#refreshAll = false;
+        this.#refreshFetchers();
+      } else this.#refreshSome(some);
     });
   }
 
@@ -269,6 +283,34 @@ export class ReplicaManager implements ReplicationHooks {
         f.start();
       }
       f.set(rs);
+    }
+  }
+
+  /** Move just these replicas to the fetcher of their leader (or out of every fetcher). */
+  #refreshSome(rs: readonly Replica[]): void {
+    if (this.#noFetch || this.#stopped) return;
+    for (const r of rs) {
+      const held = this.partitions.has(r.topic, r.partition) &&
+        this.partitions.partition(r.topic, r.partition) === r;
+      const follows = held && !r.isLeader && r.leader >= 0 && r.leader !== this.cluster.nodeId;
+      for (const [id, f] of this.#fetchers) {
+        if (follows && id === r.leader) continue;
+        f.delete(r);
+        if (f.size === 0) {
+          f.stop();
+          this.#fetchers.delete(id);
+        }
+      }
+      if (!follows) continue;
+      let f = this.#fetchers.get(r.leader);
+      if (f === undefined) {
+        const link = this.cluster.link(r.leader);
+        if (link === undefined) continue; // address unknown yet: the periodic refresh retries
+        f = new Fetcher(r.leader, link, this);
+        this.#fetchers.set(r.leader, f);
+        f.start();
+      }
+      f.add(r);
     }
   }
 
@@ -478,14 +520,27 @@ export class ReplicaManager implements ReplicationHooks {
 
 /** One leader's partitions followed here: fetch, apply, sync, fetch again. */
 class Fetcher {
-  #parts: Replica[] = [];
+  #parts = new Set<Replica>();
   #stopped = false;
   #backoff = new Map<Replica, number>();
 
   constructor(readonly leader: number, readonly link: PeerLink, readonly mgr: ReplicaManager) {}
 
   set(rs: Replica[]): void {
-    this.#parts = rs;
+    this.#parts = new Set(rs);
+  }
+
+  add(r: Replica): void {
+    this.#parts.add(r);
+  }
+
+  delete(r: Replica): void {
+    this.#parts.delete(r);
+    this.#backoff.delete(r);
+  }
+
+  get size(): number {
+    return this.#parts.size;
   }
 
   start(): void {
@@ -500,7 +555,7 @@ class Fetcher {
   async #run(): Promise<void> {
     while (!this.#stopped) {
       const now = performance.now();
-      const parts = this.#parts.filter((r) =>
+      const parts = [...this.#parts].filter((r) =>
         !r.isLeader && r.leader === this.leader && (this.#backoff.get(r) ?? 0) <= now
       );
       if (parts.length === 0) {
