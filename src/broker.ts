@@ -31,7 +31,7 @@ import {
   type KafkaListener,
   startKafkaListener,
 } from "./kafka/server.ts";
-import { cappedConnections, openFileLimit } from "./core/fd-limit.ts";
+import { cappedConnections, openFileLimit, partitionFileBudget } from "./core/fd-limit.ts";
 import { ProducerIdAllocator } from "./kafka/producer-ids.ts";
 import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
 import { localGroups } from "./http/groups.ts";
@@ -222,6 +222,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       logger: (level, msg, fields) => storageLog[level](msg, fields),
       decompress: (codec: CompressionCodec, bytes: Uint8Array) => decompress(codec, bytes),
       defaults,
+      // Idle partitions' files close and reopen on use, so the partition count is not bounded by
+      // the open-file limit (docs/storage.md, Descriptors).
+      maxOpenFiles: partitionFileBudget(limits.openFileLimit, limits.maxConnections),
     });
     const reserve = new SpaceReserve(cfg.dataDir, log);
     reserve.ensure();
@@ -377,6 +380,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
         }
         : {}),
       open_file_limit: limits.openFileLimit ?? "unknown",
+      partition_files_max: partitionFileBudget(limits.openFileLimit, limits.maxConnections) ??
+        "unbounded",
       max_connections_per_ip: limits.maxConnectionsPerIp,
       connections_max_idle_ms: limits.connectionsMaxIdleMs,
       queued_max_request_bytes: limits.queuedMaxRequestBytes,

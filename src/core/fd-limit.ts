@@ -36,3 +36,23 @@ export function cappedConnections(
   const room = Math.max(1, limit - descriptorReserve(limit));
   return room < wanted ? { max: room, capped: true } : { max: wanted, capped: false };
 }
+
+/**
+ * Descriptors kept for the broker's own files beside partition segments and connections: SQLite,
+ * the listeners, cluster links, temp files of checkpoints, directory syncs, files opened to be
+ * memory-mapped, and the syncs in flight the partition-file bound lets through.
+ */
+export const OWN_FILES_RESERVE = 640;
+
+/**
+ * Descriptors partition files (segments) may hold at once: what the limit leaves after the
+ * client connections allowed and the broker's own files (at least 64). Undefined: no bound (the
+ * limit is unknown or unlimited).
+ */
+export function partitionFileBudget(
+  limit: number | undefined,
+  maxConnections: number,
+): number | undefined {
+  if (limit === undefined) return undefined;
+  return Math.max(64, limit - maxConnections - OWN_FILES_RESERVE);
+}

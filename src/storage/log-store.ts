@@ -8,6 +8,7 @@ import type { SegmentPartitionLog } from "./partition-log.ts";
 import { openSegmentLog } from "./recovery.ts";
 import { MapCache, releaseMappingsSoon } from "./segment.ts";
 import { StagingPool } from "./staging.ts";
+import { cachedFileIO, HandleCache, type HandleCacheStats } from "./handle-cache.ts";
 import {
   type Clock,
   DEFAULT_LOG_CONFIG,
@@ -48,6 +49,11 @@ export interface SegmentStoreOptions {
   stats?: { walkNs: number };
   /** Zeros ahead of the end while acks=all rounds are small (zero-ahead.ts). Default true. */
   zeroAhead?: boolean;
+  /**
+   * Descriptors the partitions' files may hold at once (handle-cache.ts): beyond it the least
+   * recently used are closed and opened again when next used. Default: no bound.
+   */
+  maxOpenFiles?: number;
 }
 
 interface Meta {
@@ -77,9 +83,12 @@ export class SegmentLogStore implements LogStore {
   private readonly logger: Logger;
   private readonly maps: MapCache;
   private readonly staging = new StagingPool();
+  private readonly handles: HandleCache | null;
 
   private constructor(readonly opts: SegmentStoreOptions) {
-    this.io = opts.io ?? realFileIO;
+    const io = opts.io ?? realFileIO;
+    this.handles = opts.maxOpenFiles === undefined ? null : new HandleCache(opts.maxOpenFiles);
+    this.io = this.handles === null ? io : cachedFileIO(io, this.handles);
     this.logger = opts.logger ?? noopLogger;
     this.logsDir = path.join(opts.dataDir, "logs");
     this.maps = new MapCache(opts.maxMappings ?? 1024);
@@ -95,6 +104,11 @@ export class SegmentLogStore implements LogStore {
     }
     for (const t of s.timers) (t as { unref?: () => void }).unref?.();
     return s;
+  }
+
+  /** The descriptor bound's counters (null without one). */
+  handleStats(): HandleCacheStats | null {
+    return this.handles?.stats ?? null;
   }
 
   /** Ask every log with unsynced bytes for a sync (the interval flusher). */
@@ -173,7 +187,7 @@ export class SegmentLogStore implements LogStore {
     } else {
       this.io.mkdirp(dir);
       await this.writeMeta(dir, spec);
-      await this.io.syncDir(this.logsDir);
+      await this.logsDirSync();
     }
     const log = await openSegmentLog(dir, spec.topic, spec.partition, spec.topicId, config, {
       io: this.io,
@@ -193,6 +207,31 @@ export class SegmentLogStore implements LogStore {
     }
     this.logs.set(name, log);
     return log;
+  }
+
+  private dirSyncRunning: Promise<void> | null = null;
+  private dirSyncNext: Promise<void> | null = null;
+
+  /**
+   * fsync the logs directory, shared by the partitions created meanwhile: a caller arriving
+   * while one runs waits for the next, which starts after it and so covers its new directory.
+   */
+  private logsDirSync(): Promise<void> {
+    if (this.dirSyncNext !== null) return this.dirSyncNext;
+    const start = (): Promise<void> => {
+      const p = this.io.syncDir(this.logsDir);
+      this.dirSyncRunning = p;
+      return p.finally(() => {
+        if (this.dirSyncRunning === p) this.dirSyncRunning = null;
+      });
+    };
+    if (this.dirSyncRunning === null) return start();
+    const next = this.dirSyncRunning.catch(() => {}).then(() => {
+      this.dirSyncNext = null;
+      return start();
+    });
+    this.dirSyncNext = next;
+    return next;
   }
 
   private async writeMeta(dir: string, spec: PartitionSpec): Promise<void> {

@@ -304,7 +304,10 @@ export async function openSegmentLog(
   epochs.truncateFromStart(log.logStart);
   log.producers = log.loadProducerState();
   // Everything now in the log is verified; make it durable before claiming it in a checkpoint.
-  if (!clean) await Promise.all(segs.map((s) => s.handle.fdatasync()));
+  // A log created now has nothing to make durable but its empty segment's directory entry, and
+  // gets no checkpoint until its first sync (an absent one means "scan from the start", free for
+  // an empty log): a create of 1,000 partitions wrote 3,000 syncs more without this.
+  if (!clean && !created) await Promise.all(segs.map((s) => s.handle.fdatasync()));
   if (log.needDirSync) {
     await io.syncDir(dir);
     log.needDirSync = false;
@@ -313,7 +316,7 @@ export async function openSegmentLog(
   for (const s of segs) s.dirty = false;
   // A clean log keeps its clean checkpoint until its first change (see markUnclean).
   if (clean && !reshaped) log.cleanOnDisk = true;
-  else await log.writeCheckpoint(false);
+  else if (!created) await log.writeCheckpoint(false);
   logger(
     clean || created ? "debug" : "info",
     created ? "partition log created" : "partition log opened",

@@ -80,6 +80,12 @@ function readJson<T>(io: CrashFileIO, p: string): T {
   return JSON.parse(new TextDecoder().decode(io.readFile(p)!)) as T;
 }
 
+/** The recovery checkpoint; recovery point -1 while there is none (a new log's first sync writes it). */
+function checkpointOrNone(io: CrashFileIO): { recoveryPoint: number } {
+  const p = `${DIR}/recovery-checkpoint.json`;
+  return io.exists(p) ? readJson<{ recoveryPoint: number }>(io, p) : { recoveryPoint: -1 };
+}
+
 async function until(cond: () => boolean, ms: number): Promise<number> {
   const t0 = performance.now();
   while (!cond()) {
@@ -234,7 +240,7 @@ describe("damage to acknowledged data", () => {
     await writeAcked(a.log, 12, tags);
     const end = a.log.logEndOffset();
     // The checkpoint follows the syncs: it says everything is synced.
-    const cp = () => readJson<{ recoveryPoint: number }>(io, `${DIR}/recovery-checkpoint.json`);
+    const cp = () => checkpointOrNone(io);
     await until(() => cp().recoveryPoint === end, 2000);
     const io2 = io.clone();
     a.log.abandon();
@@ -266,7 +272,7 @@ describe("damage to acknowledged data", () => {
       await writeAcked(a.log, 12, tags);
       const acked = a.log.logEndOffset();
       if (interval > 0) {
-        const cp = () => readJson<{ recoveryPoint: number }>(io, `${DIR}/recovery-checkpoint.json`);
+        const cp = () => checkpointOrNone(io);
         await until(() => cp().recoveryPoint === acked, 2000);
       }
       // acks=1: written, never synced; the crash tears it half way.
@@ -301,7 +307,7 @@ describe("recovery checkpoint", () => {
       return null;
     };
     const { store, log } = await open(io, 1000);
-    const cp = () => readJson<{ recoveryPoint: number }>(io, `${DIR}/recovery-checkpoint.json`);
+    const cp = () => checkpointOrNone(io);
     const tags = new Map<number, number>();
     await writeAcked(log, 1, tags);
     const took = await until(() => cp().recoveryPoint === log.logEndOffset(), 1500);
@@ -327,7 +333,7 @@ describe("recovery checkpoint", () => {
     const { store, log } = await open(io);
     await writeAcked(log, 12, new Map());
     await log.checkpoint();
-    const cp = () => readJson<{ recoveryPoint: number }>(io, `${DIR}/recovery-checkpoint.json`);
+    const cp = () => checkpointOrNone(io);
     expect(cp().recoveryPoint).toBe(log.logEndOffset());
     await log.truncateTo(10);
     expect(cp().recoveryPoint).toBeLessThanOrEqual(10);
