@@ -132,6 +132,7 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     const c = await api("GET", "/cluster");
     await page.getByTestId("health-summary").waitFor();
     expect(await page.getByTestId("controller").textContent()).toBe(`broker ${c.controller}`);
+    expect(await page.getByTestId("quorum-leader").textContent()).toBe(`broker ${c.quorum.leader}`);
     const shown = await rows("brokers");
     expect(shown.map((r) => [Number(r[0]), r[1], Number(r[2]), Number(r[3])])).toEqual(
       // deno-lint-ignore no-explicit-any
@@ -151,6 +152,30 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     );
     await noNullShown();
     await shot("cluster");
+  });
+
+  test("offline and under-replicated partitions are listed (one answer altered in the browser)", async () => {
+    // A single broker has neither: the topic's real description is changed on its way to the page.
+    await page.route("**/topics/orders", async (route) => {
+      const res = await route.fetch();
+      const d = await res.json();
+      Object.assign(d.partitions[1], { leader: -1, isr: [], offline: true });
+      Object.assign(d.partitions[2], { replicas: [0, 5], isr: [0], under_replicated: true });
+      await route.fulfill({ response: res, json: d });
+    });
+    try {
+      await page.getByTestId("refresh").click();
+      await page.getByTestId("offline").waitFor();
+      expect(await rows("offline")).toEqual([["orders", "1", "none", "0", ""]]);
+      expect(await rows("under-replicated")).toEqual([["orders", "2", "0", "0, 5", "0"]]);
+      expect(await page.getByTestId("health-summary").textContent()).toMatch(
+        /^1 offline 1 under-replicated of \d+ partitions\.$/,
+      );
+    } finally {
+      await page.unroute("**/topics/orders");
+    }
+    await page.getByTestId("refresh").click();
+    await page.getByTestId("offline").waitFor({ state: "detached" });
   });
 
   test("topics list and a topic's partitions and configs match the API", async () => {

@@ -160,20 +160,24 @@ async function route() {
     get alive() {
       return !abort.signal.aborted;
     },
-    /** Run fn every ms while the page is shown; a failed round shows its error and goes on. */
+    /** Run fn every ms while the page is shown; a failed round shows its error, the next clears it. */
     every(ms, fn) {
       let busy = false;
-      this.timers.push(setInterval(async () => {
+      const run = async () => {
         if (busy || abort.signal.aborted) return;
         busy = true;
         try {
           await fn();
+          clearBanner();
         } catch (e) {
           if (!abort.signal.aborted && !isUnauthorized(e)) showBanner(errorText(e));
         } finally {
           busy = false;
         }
-      }, ms));
+      };
+      this.timers.push(setInterval(run, ms));
+      // For a refresh button: a round now (unless one is running).
+      return run;
     },
   };
   current = ctx;

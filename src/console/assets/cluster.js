@@ -30,9 +30,19 @@ export async function clusterPage(ctx) {
   const members = h("section");
   const health = h("section", { "data-testid": "partition-health" });
   const updated = h("span", { class: "muted" });
+  let refreshNow = () => {};
   fill(
     ctx.main,
-    h("h1", null, "Cluster ", updated),
+    h(
+      "div",
+      { class: "titlebar" },
+      h("h1", null, "Cluster ", updated),
+      h(
+        "button",
+        { type: "button", "data-testid": "refresh", onclick: () => refreshNow() },
+        "Refresh",
+      ),
+    ),
     info,
     h("h2", null, "Brokers"),
     brokers,
@@ -60,12 +70,13 @@ export async function clusterPage(ctx) {
         fact("Partitions", c.partitions, "partition-count"),
         fact("Groups", c.groups, "group-count"),
         fact(
-          "Metadata quorum",
-          `leader ${q.leader ?? "none"}, term ${q.term ?? "–"}, this broker is ${
-            q.role ?? "–"
-          }; commit ${q.commit_index ?? "–"}, applied ${q.applied_index ?? "–"}`,
-          "quorum",
+          "Quorum leader",
+          typeof q.leader !== "number" || q.leader < 0 ? "none" : `broker ${q.leader}`,
+          "quorum-leader",
         ),
+        fact("Term", q.term, "term"),
+        fact("This broker's role", q.role, "role"),
+        fact("Commit / applied", `${q.commit_index ?? "–"} / ${q.applied_index ?? "–"}`, "index"),
         fact(
           "Voters / learners",
           `${(q.voters ?? []).join(", ") || "–"} / ${(q.learners ?? []).join(", ") || "–"}`,
@@ -149,7 +160,7 @@ export async function clusterPage(ctx) {
   }
 
   await refresh();
-  ctx.every(REFRESH_MS, refresh);
+  refreshNow = ctx.every(REFRESH_MS, refresh);
 }
 
 function fact(label, value, testid) {
