@@ -16,6 +16,11 @@ import {
   Consumer,
   describeClusterV0,
   describeClusterV1,
+  describeLogDirsV0,
+  describeLogDirsV1,
+  describeLogDirsV2,
+  describeLogDirsV3,
+  describeLogDirsV4,
   offsetForLeaderEpochV2,
   offsetForLeaderEpochV3,
   offsetForLeaderEpochV4,
@@ -234,6 +239,21 @@ async function direct() {
     }
     const cluster = [describeClusterV0, describeClusterV1][Math.min(max(60), 1)];
     if (cluster) await step("describe cluster", () => call(cluster.api, true, 1));
+    // Its admin client sends only the highest: every version the broker advertises, here.
+    const logDirs = [
+      describeLogDirsV0,
+      describeLogDirsV1,
+      describeLogDirsV2,
+      describeLogDirsV3,
+      describeLogDirsV4,
+    ];
+    for (const m of logDirs.slice(0, max(35) + 1)) {
+      await step(
+        "describe log dirs",
+        () =>
+          call(m.api, [{ name: "pl-a", partitions: [0, 1] }, { name: "pl-b", partitions: [2] }]),
+      );
+    }
   });
   await conn.close().catch(() => {});
 }

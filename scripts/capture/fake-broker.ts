@@ -512,6 +512,8 @@ function answer(apiKey: number, v: number, body: Struct): Struct | null {
         brokers: [{ brokerId: 1, host: HOST, port: PORT, rack: null }],
         clusterAuthorizedOperations: -2147483648,
       };
+    case ApiKey.DescribeLogDirs:
+      return { throttleTimeMs: 0, errorCode: 0, results: [] };
   }
   return null;
 }

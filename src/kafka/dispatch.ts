@@ -9,6 +9,7 @@ import {
   decodeRequestHeader,
   encodeApiVersionsUnsupported,
   encodeResponseFrame,
+  ErrorCode,
   ProtocolDecodeError,
   UnsupportedApiError,
 } from "../protocol/kafka/index.ts";
@@ -18,6 +19,7 @@ import { CloseConnection, type KafkaContext, type LentBuffers } from "./context.
 import { FramePool } from "./frame-pool.ts";
 import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
+import { countResponseErrors } from "./error-metrics.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
 export interface ApiStats {
@@ -46,6 +48,15 @@ export class Dispatcher implements FrameDispatcher {
     if (failed) s.errors++;
   }
 
+  /**
+   * A request answered by closing the connection. Keys outside Kafka's range count as
+   * "unknown": a client sending made-up keys must not create a metric series per key.
+   */
+  #failed(apiKey: number): void {
+    const api = apiKey >= 0 && apiKey < 100 ? apiName(apiKey) : "unknown";
+    this.ctx.metrics.kafkaFailed.inc({ api });
+  }
+
   /** Handler time, long-polls included (Kafka's request latency does the same). */
   #observe(apiKey: number, t0: number): void {
     this.ctx.metrics.kafkaSeconds.observe(
@@ -63,6 +74,9 @@ export class Dispatcher implements FrameDispatcher {
         // KIP-511: answer in v0 with our range so the client retries with a version we speak.
         conn.requestParsed();
         this.#count(header.apiKey, true);
+        countResponseErrors(this.ctx.metrics.kafkaErrors, "ApiVersions", {
+          errorCode: ErrorCode.UNSUPPORTED_VERSION,
+        });
         return encodeApiVersionsUnsupported(header.correlationId, range[0], range[1]);
       }
       if (!range || header.apiVersion < range[0] || header.apiVersion > range[1]) {
@@ -73,6 +87,7 @@ export class Dispatcher implements FrameDispatcher {
       if (!(e instanceof ProtocolDecodeError)) throw e;
       const key = frame.length >= 2 ? (frame[0] << 8 | frame[1]) << 16 >> 16 : -1;
       this.#count(key, true);
+      this.#failed(key);
       this.ctx.log.debug("closing a connection after an unparseable request", {
         remote: `${conn.remoteHost}:${conn.remotePort}`,
         error: e.message,
@@ -83,6 +98,7 @@ export class Dispatcher implements FrameDispatcher {
     const api = this.apis.get(header.apiKey);
     if (!api) {
       this.#count(header.apiKey, true);
+      this.#failed(header.apiKey);
       return "close";
     }
     // Synchronously, before the connection reads its next frame: larger frames may follow.
@@ -106,6 +122,7 @@ export class Dispatcher implements FrameDispatcher {
         lent.releaseAll();
         return null;
       }
+      countResponseErrors(this.ctx.metrics.kafkaErrors, apiName(header.apiKey), result);
       const chunks = encodeResponseFrame(
         header.apiKey,
         header.apiVersion,
@@ -116,6 +133,7 @@ export class Dispatcher implements FrameDispatcher {
     } catch (e) {
       lent.releaseAll();
       this.#count(header.apiKey, true);
+      this.#failed(header.apiKey);
       this.#observe(header.apiKey, t0);
       if (e instanceof CloseConnection) return "close";
       this.#warnings.warn("kafka_request_failed", "Kafka request failed; closing the connection", {

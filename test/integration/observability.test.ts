@@ -3,7 +3,8 @@
 // consumer-lag series, process_* and build info, and a scrape that `promtool check metrics`
 // passes (Debian's prometheus package; that test is skipped only where promtool is absent).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
 import { api } from "../helpers/http.ts";
 import { RawClient } from "../kafka/raw-client.ts";
@@ -115,6 +116,36 @@ describe("metrics", () => {
     expect(sample(m, "kafka_brokers")).toBe(1);
   });
 
+  test("Kafka errors by API and code; requests answered by closing the connection", async () => {
+    const c = await RawClient.connect(b.kafkaPort);
+    const create = () =>
+      c.call(19, 4, {
+        topics: [{
+          name: "twice",
+          numPartitions: 1,
+          replicationFactor: 1,
+          assignments: [],
+          configs: [],
+        }],
+        timeoutMs: 5000,
+        validateOnly: false,
+      });
+    await create();
+    // deno-lint-ignore no-explicit-any
+    expect((await create() as any).topics[0].errorCode).toBe(36);
+    c.close();
+    const m = await scrape();
+    expect(sample(
+      m,
+      'broker_kafka_request_errors_total{api="CreateTopics",code="36",error="TOPIC_ALREADY_EXISTS"}',
+    )).toBe(1);
+    // A key no Kafka has (made-up keys share one series) closes the connection.
+    const bad = await RawClient.connect(b.kafkaPort);
+    await bad.write(new Uint8Array([0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0, 0]));
+    expect(await bad.waitClosed()).toBe(true);
+    expect(sample(await scrape(), 'broker_kafka_requests_failed_total{api="unknown"}')).toBe(1);
+  });
+
   test("process_* and build info", async () => {
     const m = await scrape();
     expect(m).toContain("# TYPE process_cpu_seconds_total counter");
@@ -133,6 +164,36 @@ describe("metrics", () => {
     expect(startedAgo).toBeGreaterThan(0);
     expect(startedAgo).toBeLessThan(120);
     expect(m).toMatch(/^broker_build_info\{version="[^"]+",bun_version="[^"]+"\} 1$/m);
+  });
+
+  test("every series the Grafana dashboard in docs/ queries is one the broker exports", async () => {
+    const dash = JSON.parse(
+      readFileSync(join(import.meta.dir, "../../docs/grafana-dashboard.json"), "utf8"),
+    );
+    const exprs: string[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v !== null && typeof v === "object") {
+        for (const [k, x] of Object.entries(v)) {
+          if ((k === "expr" || k === "definition") && typeof x === "string") exprs.push(x);
+          else walk(x);
+        }
+      }
+    };
+    walk(dash);
+    expect(exprs.length).toBeGreaterThan(20);
+    const declared = new Set(
+      [...(await scrape()).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]),
+    );
+    const used = new Set(
+      exprs.flatMap((e) =>
+        [...e.matchAll(/\b((?:kafka|broker|process)_[a-z_]+)/g)].map((m) => m[1])
+      ),
+    );
+    const missing = [...used].filter((n) =>
+      !declared.has(n) && !declared.has(n.replace(/_(bucket|sum|count)$/, ""))
+    );
+    expect(missing).toEqual([]);
   });
 
   test.skipIf(!existsSync(PROMTOOL))("promtool check metrics passes on a live scrape", async () => {

@@ -7,20 +7,23 @@ import { brokersOf } from "./shared/brokers.ts";
 
 const KEY_GROUP = 0;
 const KEY_TRANSACTION = 1;
-const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 
 export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct {
   const v = req.header.apiVersion;
   const keyType = num(req.body.keyType, 0);
   const answer = (key: string) => {
     if (keyType === KEY_TRANSACTION) {
-      // Not retriable, so transactional producers stop with a clear error instead of looping.
+      // Transactions are not supported, and InitProducerId says so with an error clients treat
+      // as fatal. That answer has to be reached: an error here is swallowed by kafkajs, which
+      // asks every broker in turn and then reports only "Failed to find group coordinator". So
+      // this broker names itself the transaction coordinator.
+      const self = brokersOf(ctx)[0];
       return {
-        errorCode: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-        errorMessage: "transactions are not supported yet by this broker",
-        nodeId: -1,
-        host: "",
-        port: -1,
+        errorCode: 0,
+        errorMessage: null,
+        nodeId: self.nodeId,
+        host: self.host,
+        port: self.port,
       };
     }
     if (keyType !== KEY_GROUP) {

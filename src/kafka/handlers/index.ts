@@ -12,6 +12,7 @@ import deleteTopics from "./delete-topics.ts";
 import describeCluster from "./describe-cluster.ts";
 import describeConfigs from "./describe-configs.ts";
 import describeGroups from "./describe-groups.ts";
+import describeLogDirs from "./describe-log-dirs.ts";
 import electLeaders from "./elect-leaders.ts";
 import fetch from "./fetch.ts";
 import findCoordinator from "./find-coordinator.ts";
@@ -39,6 +40,7 @@ const SERVED: readonly KafkaApi[] = [
   describeCluster,
   describeConfigs,
   describeGroups,
+  describeLogDirs,
   electLeaders,
   fetch,
   findCoordinator,

@@ -3,6 +3,7 @@
 import * as admin from "./messages/admin.ts";
 import * as dataPlane from "./messages/data-plane.ts";
 import * as groups from "./messages/groups.ts";
+import * as logDirs from "./messages/log-dirs.ts";
 import { inRange, type MessageSchema } from "./schema.ts";
 
 export const ApiKey = {
@@ -28,6 +29,7 @@ export const ApiKey = {
   OffsetForLeaderEpoch: 23,
   DescribeConfigs: 32,
   AlterConfigs: 33,
+  DescribeLogDirs: 35,
   SaslAuthenticate: 36,
   CreatePartitions: 37,
   DeleteGroups: 42,
@@ -42,6 +44,7 @@ const PAIRS: readonly (readonly [MessageSchema, MessageSchema])[] = [
   ...Object.values(dataPlane),
   ...Object.values(groups),
   ...Object.values(admin),
+  ...Object.values(logDirs),
 ];
 
 const REQUESTS = new Map<number, MessageSchema>();
