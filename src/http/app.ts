@@ -13,6 +13,7 @@ import { readRoutes } from "./read.ts";
 import { tailRoutes } from "./tail.ts";
 import { groupRoutes } from "./groups.ts";
 import { memberRoutes } from "./members.ts";
+import { reassignmentRoutes } from "./reassignments.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
@@ -171,6 +172,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   tailRoutes(app, ctx);
   groupRoutes(app, ctx);
   memberRoutes(app, ctx);
+  reassignmentRoutes(app, ctx);
 
   const docConfig = {
     openapi: "3.0.3",
