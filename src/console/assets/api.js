@@ -3,6 +3,12 @@
 import { fill, h } from "./dom.js";
 
 let token = "";
+
+/**
+ * The token goes in its own header; no cookie or browser-kept login is ever sent, and a 401 that
+ * offers Basic does not make the browser pop up its own password prompt.
+ */
+export const OMIT = "omit";
 let onUnauthorized = () => {};
 
 export function setToken(t) {
@@ -35,6 +41,7 @@ export function authHeaders(extra = {}) {
 export async function api(path, { method = "GET", body, signal, headers } = {}) {
   const res = await fetch(path, {
     method,
+    credentials: OMIT,
     signal,
     headers: authHeaders({
       accept: "application/json",
@@ -95,7 +102,7 @@ export function navigate(path) {
 
 /** Open a streaming API response (a live tail); errors as api() gives them. */
 export async function apiStream(path, { signal, accept }) {
-  const res = await fetch(path, { signal, headers: authHeaders({ accept }) });
+  const res = await fetch(path, { signal, credentials: OMIT, headers: authHeaders({ accept }) });
   if (!res.ok) {
     let data = null;
     try {

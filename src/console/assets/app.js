@@ -7,6 +7,7 @@ import {
   errorText,
   hasToken,
   isUnauthorized,
+  OMIT,
   setToken,
   setUnauthorizedHandler,
   showBanner,
@@ -45,7 +46,10 @@ function showLogin(reason) {
     const t = input.value;
     try {
       // Checked before it is kept, so a wrong token leaves the form as it is.
-      const res = await fetch("/cluster", { headers: { authorization: `Bearer ${t}` } });
+      const res = await fetch("/cluster", {
+        credentials: OMIT,
+        headers: { authorization: `Bearer ${t}` },
+      });
       if (res.status === 401) {
         msg.textContent = "That token is not accepted.";
         return;
