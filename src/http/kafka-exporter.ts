@@ -24,7 +24,7 @@ export const REMOTE_ENDS_MAX_AGE_MS = 5000;
  */
 export class RemoteEnds {
   readonly ends = new Map<string, Map<number, PartitionStats>>();
-  #at = 0;
+  #at = -Infinity;
   #running = false;
 
   constructor(readonly broker: Broker, readonly now: () => number = Date.now) {}
