@@ -273,7 +273,8 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     await page.getByTestId("msg-topic").selectOption("orders");
     await page.getByTestId("msg-partition").selectOption("0");
     await page.getByTestId("msg-read").click();
-    await page.getByTestId("msg-status").filter({ hasText: "3 records" }).waitFor();
+    await page.getByTestId("msg-status").filter({ hasText: /^3 records from partition 0/ })
+      .waitFor();
     const want = await api("GET", "/topics/orders/partitions/0/records?offset=earliest");
     const shown = await rows("records");
     expect(shown.map((r) => Number(r[1]))).toEqual(
@@ -292,16 +293,41 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     );
     await shot("messages");
 
+    const status = (re: RegExp) => page.getByTestId("msg-status").filter({ hasText: re }).waitFor();
+    const offsets = async () => (await rows("records")).map((r) => Number(r[1]));
+    // By time: before every record, then after all of them.
+    await page.getByTestId("msg-start").selectOption("time");
+    await page.getByTestId("msg-time").fill("2000-01-01T00:00:00");
+    await page.getByTestId("msg-read").click();
+    await status(/^3 records from partition 0/);
+    await page.getByTestId("msg-time").fill("2100-01-01T00:00:00");
+    await page.getByTestId("msg-read").click();
+    await status(/^0 records from partition 0/);
+    // The newest two; the oldest two, then the next page.
+    await page.getByTestId("msg-limit").fill("2");
+    await page.getByTestId("msg-start").selectOption("newest");
+    await page.getByTestId("msg-read").click();
+    await status(/^2 records from partition 0/);
+    expect(await offsets()).toEqual([1, 2]);
+    await page.getByTestId("msg-start").selectOption("earliest");
+    await page.getByTestId("msg-read").click();
+    await status(/^2 records from partition 0/);
+    expect(await offsets()).toEqual([0, 1]);
+    await page.getByTestId("msg-more").click();
+    await status(/^1 record from partition 0/);
+    expect(await offsets()).toEqual([0, 1, 2]);
+    await page.getByTestId("msg-limit").fill("50");
+
     // From an offset, and the whole topic (both partitions with records).
     await page.getByTestId("msg-start").selectOption("offset");
     await page.getByTestId("msg-offset").fill("2");
     await page.getByTestId("msg-read").click();
-    await page.getByTestId("msg-status").filter({ hasText: "1 records" }).waitFor();
+    await status(/^1 record from partition 0/);
     expect((await rows("records")).map((r) => r[4])).toEqual(["plain text"]);
     await page.getByTestId("msg-partition").selectOption("all");
     await page.getByTestId("msg-start").selectOption("earliest");
     await page.getByTestId("msg-read").click();
-    await page.getByTestId("msg-status").filter({ hasText: "5 records" }).waitFor();
+    await status(/^5 records from 3 partitions/);
     expect((await rows("records")).map((r) => `${r[0]}:${r[1]}`).sort()).toEqual(
       ["0:0", "0:1", "0:2", "1:0", "1:1"],
     );

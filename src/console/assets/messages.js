@@ -9,6 +9,8 @@ const TAIL_ROWS = 500;
 /** Characters of a key or value shown before "show all". */
 const CLIP = 4000;
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 /** A key, value or header value as text: JSON pretty-printed, bytes labelled. */
 function valueNode(v, format, compact = false) {
   if (v === null || v === undefined) return h("span", { class: "muted" }, "null");
@@ -244,7 +246,8 @@ export async function messagesPage(ctx) {
         const r = await ctx.api(`${base()}/partitions/${partition.value}/records?${q}`);
         records = r.records;
         cursor = r.next_offset;
-        status.textContent = `${records.length} records from partition ${partition.value}` +
+        status.textContent =
+          `${plural(records.length, "record")} from partition ${partition.value}` +
           ` (log start ${r.log_start_offset}, high watermark ${r.high_watermark}).`;
       } else {
         const q = new URLSearchParams({ limit: String(n), format: fmt, from: "earliest" });
@@ -268,9 +271,9 @@ export async function messagesPage(ctx) {
           a.timestamp - b.timestamp || a.partition - b.partition || a.offset - b.offset
         );
         cursor = r.next_offsets;
-        status.textContent = `${records.length} records from ${
-          Object.keys(r.next_offsets).length
-        } partitions, oldest first.`;
+        status.textContent = `${plural(records.length, "record")} from ${
+          plural(Object.keys(r.next_offsets).length, "partition")
+        }, oldest first.`;
       }
       if (!ctx.alive) return;
       tbody.append(...records.map((r) => recordRow(r, fmt)));
@@ -304,7 +307,7 @@ export async function messagesPage(ctx) {
     received++;
     tbody.prepend(recordRow(r, fmt));
     while (tbody.rows.length > TAIL_ROWS) tbody.lastElementChild.remove();
-    status.textContent = `Live: ${received} records received (newest first).`;
+    status.textContent = `Live: ${plural(received, "record")} received (newest first).`;
   }
 
   async function startTail() {
