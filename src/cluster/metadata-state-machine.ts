@@ -14,6 +14,9 @@ import {
 
 export class SqliteMetadataStateMachine implements MetadataStateMachine {
   readonly #db: MetaConn;
+  /** The transaction of a batch being applied, and the changes it will announce once committed. */
+  #tx: MetaConn | undefined;
+  #pending: MetadataRecord[] | undefined;
 
   /**
    * @param changed called after a committed record changed the tables (with the record) or a
@@ -27,11 +30,32 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
   }
 
   apply(record: MetadataRecord, index: number, term: number): MetaError | undefined {
-    const err = applyOrSkip(this.#db, record, index, term);
+    // Within a batch each record is a savepoint of the batch's transaction.
+    const err = applyOrSkip(this.#tx ?? this.#db, record, index, term);
     if (err === undefined && record.type !== "NoOp" && record.type !== "ProducerIdsAllocated") {
-      this.#notify(record);
+      if (this.#pending !== undefined) this.#pending.push(record);
+      else this.#notify(record);
     }
     return err;
+  }
+
+  /**
+   * One SQLite transaction (one sync under synchronous=FULL) for a batch of committed records;
+   * the listener hears of them after the commit, so nothing it does runs inside the transaction.
+   */
+  batch(fn: () => void): void {
+    const pending: MetadataRecord[] = [];
+    this.#pending = pending;
+    try {
+      this.#db.transaction((tx) => {
+        this.#tx = tx;
+        fn();
+      });
+    } finally {
+      this.#tx = undefined;
+      this.#pending = undefined;
+    }
+    for (const r of pending) this.#notify(r);
   }
 
   appliedIndex(): number {

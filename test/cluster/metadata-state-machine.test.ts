@@ -51,3 +51,36 @@ test("snapshot of one store restores the same brokers, topics and partitions in 
   await a.close();
   await b.close();
 });
+
+test("a batch applies its records in one transaction and announces them after it commits", async () => {
+  const a = MetadataStore.open(tempDir("sm-batch-"));
+  await a.registerBroker(BROKER);
+  const heard: string[] = [];
+  const sm = new SqliteMetadataStateMachine(a.db, (r) => heard.push(r?.type ?? "snapshot"));
+  const base = sm.appliedIndex();
+  const errors: (MetaError | undefined)[] = [];
+  sm.batch(() => {
+    errors.push(sm.apply({ type: "BrokerFenced", nodeId: 0, fenced: true }, base + 1, 1));
+    // Does not fit the state: consumes its index as a no-op, the rest of the batch still applies.
+    errors.push(sm.apply({ type: "BrokerFenced", nodeId: 9, fenced: true }, base + 2, 1));
+    errors.push(sm.apply({ type: "BrokerFenced", nodeId: 0, fenced: false }, base + 3, 1));
+    // Nothing is announced while the transaction is open.
+    expect(heard).toEqual([]);
+    expect(a.db.$client.inTransaction).toBe(true);
+  });
+  expect(errors.map((e) => e === undefined)).toEqual([true, false, true]);
+  expect(heard).toEqual(["BrokerFenced", "BrokerFenced"]);
+  expect(sm.appliedIndex()).toBe(base + 3);
+  expect(a.listBrokers()[0].fenced).toBe(false);
+  // A batch that fails (not a record's own misfit) leaves nothing applied and announces nothing.
+  heard.length = 0;
+  expect(() =>
+    sm.batch(() => {
+      sm.apply({ type: "BrokerFenced", nodeId: 0, fenced: true }, base + 4, 1);
+      throw new Error("storage failed");
+    })
+  ).toThrow("storage failed");
+  expect(heard).toEqual([]);
+  expect(sm.appliedIndex()).toBe(base + 3);
+  expect(a.listBrokers()[0].fenced).toBe(false);
+});
