@@ -7,6 +7,7 @@ import type { Logger } from "./log.ts";
 import { type DataDirLock, lockDataDir } from "./datadir-lock.ts";
 import { createHttpApp, HTTP_BODY_LIMIT, HTTP_QUEUED_BODY_LIMIT } from "./http/app.ts";
 import { warnIfExposed } from "./http/auth.ts";
+import { type KafkaSecurity, kafkaSecurity, SecurityConfigError } from "./kafka/security.ts";
 import { Metrics } from "./core/metrics.ts";
 import { buildInfo, processFamilies } from "./core/process-metrics.ts";
 import { advertisedHost, isWildcard } from "./advertise.ts";
@@ -387,11 +388,21 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       queued_max_request_bytes: limits.queuedMaxRequestBytes,
       max_request_bytes: Math.min(DEFAULT_LIMITS.maxRequestBytes, limits.queuedMaxRequestBytes),
     });
+    // TLS and SASL of the Kafka listener (docs/security.md); users live in the metadata.
+    let security: KafkaSecurity;
+    try {
+      security = kafkaSecurity(cfg, meta, log.child({ component: "kafka" }));
+    } catch (e) {
+      if (e instanceof SecurityConfigError) throw new StartupError(e.message);
+      throw e;
+    }
     let kafka: KafkaListener;
     try {
       kafka = startKafkaListener(kafkaCtx, {
         host: cfg.kafkaAddr.host,
         port: cfg.kafkaAddr.port,
+        tls: security.tls,
+        sasl: security.sasl,
         queuedMaxRequestBytes: limits.queuedMaxRequestBytes,
         maxConnections: limits.maxConnections,
         maxConnectionsPerIp: limits.maxConnectionsPerIp,
@@ -469,6 +480,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     };
     http.app = createHttpApp(broker, {
       token: cfg.httpToken,
+      passwords: security.passwords,
       maxBodyBytes: limits.httpMaxBodyBytes,
       queuedMaxBodyBytes: limits.httpQueuedMaxBodyBytes,
       metrics: broker.metrics,
@@ -488,6 +500,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       data_dir: cfg.dataDir,
       http: `${cfg.httpAddr.host}:${server.port}`,
       kafka: `${cfg.kafkaAddr.host}:${kafka.port}`,
+      kafka_security_protocol: security.protocol,
       cluster: `${cfg.clusterAddr.host}:${cluster.port}`,
       ...(metricsServer ? { metrics: `${cfg.metricsAddr!.host}:${metricsServer.port}` } : {}),
       // What clients are told, and why: a wrong one shows up as clients that bootstrap, then hang.

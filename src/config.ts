@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { explainParseError } from "./cli/parse-error.ts";
 import { tokenProblem } from "./cluster/auth.ts";
+import { isSaslMechanism, SASL_MECHANISMS, type SaslMechanism } from "./kafka/sasl/exchange.ts";
 
 export class ConfigError extends Error {}
 
@@ -50,6 +51,17 @@ export interface BrokerConfig {
   reassignmentMaxConcurrent: number;
   /** Bearer token the HTTP API requires (all routes but /healthz); undefined: open. */
   httpToken: string | undefined;
+  /** A file holding the HTTP token (read into httpToken at parse time). */
+  httpTokenFile: string | undefined;
+  /** PEM files of the Kafka listener's TLS certificate chain and key (both or neither). */
+  kafkaTlsCert: string | undefined;
+  kafkaTlsKey: string | undefined;
+  /** PEM file of the CA whose client certificates the Kafka listener requires. */
+  kafkaTlsCa: string | undefined;
+  /** Whether Kafka clients must authenticate with SASL (Kafka's SASL_PLAINTEXT/SASL_SSL). */
+  kafkaSasl: "none" | "required";
+  /** sasl.enabled.mechanisms */
+  kafkaSaslMechanisms: SaslMechanism[];
   /** Metadata requests may create unknown topics when the client allows it (auto.create.topics.enable). */
   autoCreateTopics: boolean;
   /** Partitions of a topic created without a count (num.partitions). */
@@ -184,6 +196,33 @@ const str = (v: string, name: string) => {
   if (v.trim() === "") throw new ConfigError(`${name}: must not be empty`);
   return v;
 };
+
+/** A file that must exist and be readable now (its contents are read at start). */
+function readableFile(v: string, name: string): string {
+  const path = str(v, name).trim();
+  try {
+    readFileSync(path);
+  } catch (e) {
+    throw new ConfigError(`${name}: cannot read ${path}: ${(e as Error).message}`);
+  }
+  return path;
+}
+
+function parseSaslMechanisms(v: string, name: string): SaslMechanism[] {
+  const out: SaslMechanism[] = [];
+  for (const m of v.split(",").map((x) => x.trim().toUpperCase()).filter((x) => x !== "")) {
+    if (!isSaslMechanism(m)) {
+      throw new ConfigError(
+        `${name}: unknown SASL mechanism ${JSON.stringify(m)}; expected some of ${
+          SASL_MECHANISMS.join(",")
+        }`,
+      );
+    }
+    if (!out.includes(m)) out.push(m);
+  }
+  if (out.length === 0) throw new ConfigError(`${name}: name at least one mechanism`);
+  return out;
+}
 
 export const OPTIONS: OptionSpec[] = [
   {
@@ -419,6 +458,52 @@ export const OPTIONS: OptionSpec[] = [
     parse: intIn(100, 2_147_483_647),
   },
   {
+    flag: "kafka-tls-cert",
+    key: "kafkaTlsCert",
+    arg: "FILE",
+    default: undefined,
+    help: "PEM certificate chain: the Kafka listener speaks TLS only (with --kafka-tls-key)",
+    parse: readableFile,
+  },
+  {
+    flag: "kafka-tls-key",
+    key: "kafkaTlsKey",
+    arg: "FILE",
+    default: undefined,
+    help: "PEM private key of --kafka-tls-cert",
+    parse: readableFile,
+  },
+  {
+    flag: "kafka-tls-ca",
+    key: "kafkaTlsCa",
+    arg: "FILE",
+    default: undefined,
+    help: "PEM CA certificate(s): Kafka clients must present a certificate signed by one " +
+      "(ssl.client.auth=required; without SASL its subject is the client's principal)",
+    parse: readableFile,
+  },
+  {
+    flag: "kafka-sasl",
+    key: "kafkaSasl",
+    arg: "none|required",
+    default: "none",
+    help: "required: Kafka clients authenticate with SASL (users: broker user add) before " +
+      "any other request",
+    parse: (v, name) => {
+      const t = v.trim();
+      if (t === "none" || t === "required") return t;
+      throw new ConfigError(`${name}: expected none or required, got ${JSON.stringify(v)}`);
+    },
+  },
+  {
+    flag: "kafka-sasl-mechanisms",
+    key: "kafkaSaslMechanisms",
+    arg: "LIST",
+    default: SASL_MECHANISMS.join(","),
+    help: "SASL mechanisms offered (sasl.enabled.mechanisms), comma-separated",
+    parse: parseSaslMechanisms,
+  },
+  {
     flag: "http-max-body-bytes",
     key: "httpMaxBodyBytes",
     arg: "BYTES",
@@ -443,6 +528,15 @@ export const OPTIONS: OptionSpec[] = [
     default: undefined,
     help: "require Authorization: Bearer TOKEN on every HTTP route but /healthz and /readyz",
     parse: str,
+  },
+  {
+    flag: "http-token-file",
+    key: "httpTokenFile",
+    arg: "FILE",
+    default: undefined,
+    help: "read the HTTP token from this file (trailing newline ignored), so it is not on the " +
+      "command line",
+    parse: readableFile,
   },
   {
     flag: "metrics-addr",
@@ -600,6 +694,7 @@ export function parseCommandLine(
     topicDefaults[k] = v;
   }
   out.topicDefaults = topicDefaults;
+  checkListenerSecurity(out, env);
   if (
     out.httpQueuedMaxBodyBytes !== undefined &&
     (out.httpQueuedMaxBodyBytes as number) < (out.httpMaxBodyBytes as number)
@@ -610,6 +705,33 @@ export function parseCommandLine(
     );
   }
   return { kind: "run", config: out as unknown as BrokerConfig };
+}
+
+/** TLS files come in pairs; the token comes from one place; the token file is read here. */
+function checkListenerSecurity(
+  out: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): void {
+  if ((out.kafkaTlsCert === undefined) !== (out.kafkaTlsKey === undefined)) {
+    throw new ConfigError("--kafka-tls-cert and --kafka-tls-key go together: give both");
+  }
+  if (out.kafkaTlsCa !== undefined && out.kafkaTlsCert === undefined) {
+    throw new ConfigError("--kafka-tls-ca needs --kafka-tls-cert and --kafka-tls-key");
+  }
+  const file = out.httpTokenFile as string | undefined;
+  if (file === undefined) return;
+  if (out.httpToken !== undefined) {
+    throw new ConfigError(
+      `--http-token-file and --http-token${
+        env.BROKER_HTTP_TOKEN ? " (BROKER_HTTP_TOKEN)" : ""
+      } both give the HTTP token: give one`,
+    );
+  }
+  const token = readFileSync(file, "utf8").replace(/\r?\n$/, "");
+  if (token.trim() === "" || /[\r\n]/.test(token)) {
+    throw new ConfigError(`--http-token-file: ${file} must hold the token on one line`);
+  }
+  out.httpToken = token;
 }
 
 /** The host:port clients are told for the Kafka listener. */

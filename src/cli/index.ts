@@ -6,6 +6,7 @@ import { produceCommand } from "./produce.ts";
 import { consumeCommand } from "./consume.ts";
 import { groupCommands } from "./group.ts";
 import { clusterCommands } from "./cluster.ts";
+import { userCommands } from "./user.ts";
 
 export const COMMANDS: Command[] = [
   ...topicCommands,
@@ -13,9 +14,10 @@ export const COMMANDS: Command[] = [
   consumeCommand,
   ...groupCommands,
   ...clusterCommands,
+  ...userCommands,
 ];
 
-const GROUPS = new Set(["topic", "group", "cluster"]);
+const GROUPS = new Set(["topic", "group", "cluster", "user"]);
 export const CLIENT_WORDS = new Set([...GROUPS, "produce", "consume"]);
 
 function groupHelp(word: string): string {

@@ -13,10 +13,12 @@ import { readRoutes } from "./read.ts";
 import { tailRoutes } from "./tail.ts";
 import { groupRoutes } from "./groups.ts";
 import { memberRoutes } from "./members.ts";
+import { userRoutes } from "./users.ts";
 import { reassignmentRoutes } from "./reassignments.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
+import type { PasswordChecker } from "../kafka/sasl/password.ts";
 import { consoleRoutes } from "../console/index.ts";
 import { Metrics } from "../core/metrics.ts";
 import { CorruptLogError } from "../storage/index.ts";
@@ -39,6 +41,8 @@ export const HTTP_QUEUED_BODY_LIMIT = 64 * 1024 * 1024;
 export interface HttpOptions {
   /** Bearer token every route but /healthz requires (--http-token). */
   token?: string;
+  /** With a token: users' passwords (HTTP Basic) are accepted too, checked with this. */
+  passwords?: PasswordChecker;
   metrics?: Metrics;
   /** Aborted when the broker shuts down: long-polls answer and live tails end at once. */
   closing?: AbortSignal;
@@ -144,7 +148,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   });
   // The web console's files (no data in them) load without the token; its API calls carry it.
   consoleRoutes(app);
-  app.use("*", authMiddleware(opts.token));
+  app.use("*", authMiddleware(opts.token, opts.passwords));
   // While the broker starts or stops, only the probes answer; everything else is a JSON 503.
   app.use("*", (c, next) => {
     if (broker.isReady() || ALWAYS_OPEN.has(c.req.path)) return next();
@@ -172,6 +176,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   tailRoutes(app, ctx);
   groupRoutes(app, ctx);
   memberRoutes(app, ctx);
+  userRoutes(app, ctx);
   reassignmentRoutes(app, ctx);
 
   const docConfig = {
@@ -234,6 +239,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     metrics,
     warnings,
     authorization: opts.token ? Buffer.from(`Bearer ${opts.token}`) : undefined,
+    passwords: opts.passwords,
   });
   const honoFetch = app.fetch;
   app.fetch = (req, ...rest) =>

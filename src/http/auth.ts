@@ -3,6 +3,8 @@ import { timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { HostPort } from "../config.ts";
 import type { Logger } from "../log.ts";
+import type { PasswordChecker } from "../kafka/sasl/password.ts";
+import { basicLogin, challenges, parseBasic } from "./basic-auth.ts";
 
 /**
  * Probes a load balancer or orchestrator (Kubernetes liveness and readiness) makes without
@@ -25,7 +27,14 @@ async function reduceProbe(res: Response): Promise<Response> {
   return Response.json(kept, { status: res.status });
 }
 
-export function authMiddleware(token: string | undefined): MiddlewareHandler {
+/**
+ * With a token, every request needs it (Bearer) or, given `passwords`, a user's password
+ * (Basic, basic-auth.ts). The user, or "token", is the request's `principal` variable.
+ */
+export function authMiddleware(
+  token: string | undefined,
+  passwords?: PasswordChecker,
+): MiddlewareHandler {
   if (!token) return (_c, next) => next();
   const want = Buffer.from(token);
   return async (c, next) => {
@@ -33,18 +42,28 @@ export function authMiddleware(token: string | undefined): MiddlewareHandler {
     const m = /^Bearer\s+(.+)$/i.exec(h.trim());
     const got = m ? Buffer.from(m[1]) : undefined;
     // Constant-time compare, so the token cannot be guessed byte by byte from response times.
-    const ok = got !== undefined && got.length === want.length && timingSafeEqual(got, want);
+    const bearer = got !== undefined && got.length === want.length && timingSafeEqual(got, want);
+    const user = !bearer && passwords ? await basicLogin(h, passwords) : null;
+    const ok = bearer || user !== null;
+    if (ok) c.set("principal" as never, (user === null ? "token" : `User:${user}`) as never);
     if (!ok && PROBES.has(c.req.path)) {
       await next();
       c.res = await reduceProbe(c.res);
       return;
     }
     if (!ok) {
-      c.header("WWW-Authenticate", 'Bearer realm="broker"');
+      for (const v of challenges(passwords !== undefined)) {
+        c.header("WWW-Authenticate", v, { append: true });
+      }
       return c.json({
         error_code: 40100,
         message: m
           ? "the bearer token is wrong"
+          : parseBasic(h) !== null
+          ? "the user name or password is wrong"
+          : passwords
+          ? "this broker requires Authorization: Bearer <token> (see --http-token) or Basic " +
+            "with a user's name and password (broker user add)"
           : "this broker requires Authorization: Bearer <token> (see --http-token)",
       }, 401);
     }

@@ -9,6 +9,8 @@ import { timingSafeEqual } from "node:crypto";
 import { ByteBudget } from "../kafka/budget.ts";
 import type { Metrics } from "../core/metrics.ts";
 import type { WarnLimiter } from "../log.ts";
+import type { PasswordChecker } from "../kafka/sasl/password.ts";
+import { basicLogin } from "./basic-auth.ts";
 
 /** How long a request waits for room in the body budget before it gets 503. */
 export const BODY_WAIT_MS = 5000;
@@ -22,6 +24,8 @@ export interface BodyGuardOptions {
   warnings: WarnLimiter;
   /** "Bearer TOKEN" with --http-token: a chunked body is not read for a request without it. */
   authorization?: Buffer;
+  /** Users whose password (Basic) counts as well as the token. */
+  passwords?: PasswordChecker;
   waitMs?: number;
 }
 
@@ -111,7 +115,11 @@ export function bodyGuard(o: BodyGuardOptions): BodyGuard {
     if (req.body === null) return next(req);
     // Without the token the app answers 401 without reading: nothing to buffer here.
     if (o.authorization !== undefined && !authorized(h.get("authorization"), o.authorization)) {
-      return next(req);
+      // A user's password counts too: checked before anything of the body is read.
+      if (o.passwords === undefined) return next(req);
+      return basicLogin(h.get("authorization"), o.passwords).then((user) =>
+        user === null ? next(req) : readChunked(req, next)
+      );
     }
     return readChunked(req, next);
   };

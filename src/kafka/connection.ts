@@ -10,6 +10,7 @@
 import type { Socket } from "bun";
 import type { ByteBudget } from "./budget.ts";
 import { FramePool } from "./frame-pool.ts";
+import { ANONYMOUS, type Principal } from "./principal.ts";
 
 export interface ConnectionLimits {
   /** socket.request.max.bytes (Kafka default 100 MiB). */
@@ -29,15 +30,16 @@ export interface ConnectionLimits {
 /**
  * What a dispatcher answers for one frame: the response chunks, nothing (acks=0), or close.
  * With `release`, the chunks view lent buffers: it is called once they have been written.
+ * With `close`, the connection is closed once the chunks are written (a failed SASL exchange).
  */
 export type FrameOutcome =
   | Uint8Array[]
-  | { chunks: Uint8Array[]; release: () => void }
+  | { chunks: Uint8Array[]; release?: () => void; close?: boolean }
   | null
   | "close";
 
 function releaseOf(o: FrameOutcome): (() => void) | null {
-  return o !== null && typeof o === "object" && !Array.isArray(o) ? o.release : null;
+  return o !== null && typeof o === "object" && !Array.isArray(o) ? o.release ?? null : null;
 }
 
 export interface FrameDispatcher {
@@ -82,6 +84,9 @@ export class KafkaConnection {
   #framePooled = false;
   /** Set by the dispatcher once a request of this connection parsed. */
   #proven = false;
+  /** The listener requires authentication (SASL) and it has not happened yet. */
+  #mustAuthenticate = false;
+  #principal: Principal = ANONYMOUS;
   /** When the connection last completed a request or wrote (performance.now()). */
   #lastActive = performance.now();
   readonly #slots: Slot[] = [];
@@ -93,6 +98,8 @@ export class KafkaConnection {
   /** The budget `#waitingBudget` waits on. */
   #waitingOn: ByteBudget | null = null;
   #closing = false;
+  /** A response that ends the connection was queued: later ones are never written. */
+  #lastAnswered = false;
   #closed = false;
 
   constructor(
@@ -114,8 +121,36 @@ export class KafkaConnection {
     return this.#closed;
   }
 
-  /** The dispatcher parsed a request of this connection: bigger frames may follow. */
+  /**
+   * The dispatcher parsed a request of this connection: bigger frames may follow (unless the
+   * connection has yet to authenticate: then only once it has).
+   */
   requestParsed(): void {
+    if (!this.#mustAuthenticate) this.#proven = true;
+  }
+
+  /**
+   * The listener requires SASL: frames stay within maxUnauthenticatedRequestBytes, and the
+   * dispatcher serves nothing but the authentication exchange, until `authenticated`.
+   */
+  requireAuthentication(): void {
+    this.#mustAuthenticate = true;
+    this.#proven = false;
+  }
+
+  get mustAuthenticate(): boolean {
+    return this.#mustAuthenticate;
+  }
+
+  /** Who the connection acts as (an authoriser's input); User:ANONYMOUS until authenticated. */
+  get principal(): Principal {
+    return this.#principal;
+  }
+
+  /** Authenticated (SASL), or identified by the listener (a TLS client certificate). */
+  authenticated(principal: Principal): void {
+    this.#principal = principal;
+    this.#mustAuthenticate = false;
     this.#proven = true;
   }
 
@@ -417,19 +452,27 @@ export class KafkaConnection {
   #flush(): void {
     if (this.#closed) return;
     if (!this.#writeOut()) return;
-    while (this.#slots.length > 0 && this.#slots[0].done) {
+    while (!this.#lastAnswered && this.#slots.length > 0 && this.#slots[0].done) {
       const slot = this.#slots.shift()!;
       this.#queuedBytes -= slot.requestBytes;
       this.#lastActive = performance.now();
       if (slot.outcome === "close") {
         this.#closing = true;
+        this.#lastAnswered = true;
         break;
       }
       if (slot.outcome === null) continue;
       if (Array.isArray(slot.outcome)) this.#enqueue(slot.outcome);
       else {
         this.#enqueue(slot.outcome.chunks);
-        this.#out.push(slot.outcome.release);
+        if (slot.outcome.release) this.#out.push(slot.outcome.release);
+        if (slot.outcome.close) {
+          // Answered, then closed: nothing after this request is served.
+          this.#closing = true;
+          this.#lastAnswered = true;
+          this.#writeOut();
+          break;
+        }
       }
       if (!this.#writeOut()) break;
     }

@@ -1,7 +1,8 @@
 // The Kafka TCP listener: Bun.listen with one KafkaConnection per socket, a dispatcher shared
 // by all of them, the listener's request budget (queued.max.request.bytes) and produce budget,
 // the connection limits (max.connections, max.connections.per.ip) and the idle timeout
-// (connections.max.idle.ms).
+// (connections.max.idle.ms). With TLS the listener speaks TLS only (Kafka's SSL or SASL_SSL
+// listener); with SASL required, a SaslGate in front of the dispatcher (sasl/gate.ts).
 import type { Socket, TCPSocketListener } from "bun";
 import { ByteBudget } from "./budget.ts";
 import { type ConnectionLimits, KafkaConnection } from "./connection.ts";
@@ -9,6 +10,26 @@ import type { KafkaContext } from "./context.ts";
 import { FramePool } from "./frame-pool.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { WarnLimiter } from "../log.ts";
+import type { FrameDispatcher } from "./connection.ts";
+import { subjectName } from "./principal.ts";
+import { SASL_MAX_RECEIVE_BYTES, SaslGate } from "./sasl/gate.ts";
+import type { SaslMechanism } from "./sasl/exchange.ts";
+import { type CredentialSource, PasswordChecker } from "./sasl/password.ts";
+
+/** TLS for the listener: PEM text of the certificate chain, its key, and the client CA. */
+export interface KafkaTlsOptions {
+  cert: string;
+  key: string;
+  /** With a CA, clients must present a certificate it signed (ssl.client.auth=required). */
+  ca?: string;
+}
+
+export interface KafkaSaslOptions {
+  mechanisms: readonly SaslMechanism[];
+  credentials: CredentialSource;
+  /** Shared with the HTTP API's Basic logins (one cache of checked passwords). */
+  passwords?: PasswordChecker;
+}
 
 export interface KafkaListenerOptions extends Partial<ConnectionLimits> {
   host: string;
@@ -23,6 +44,10 @@ export interface KafkaListenerOptions extends Partial<ConnectionLimits> {
   maxConnectionsPerIp?: number;
   /** connections.max.idle.ms: a connection without a request this long is closed. */
   connectionsMaxIdleMs?: number;
+  /** Speak TLS (only) on this listener. */
+  tls?: KafkaTlsOptions;
+  /** Require SASL authentication before anything else. */
+  sasl?: KafkaSaslOptions;
 }
 
 export const DEFAULT_LIMITS: Required<ConnectionLimits> = {
@@ -45,6 +70,8 @@ const LISTENER = "kafka";
 export interface KafkaListener {
   readonly port: number;
   readonly dispatcher: Dispatcher;
+  /** "PLAINTEXT", "SSL", "SASL_PLAINTEXT" or "SASL_SSL" (Kafka's security protocol names). */
+  readonly securityProtocol: string;
   /** The listener's request budget (queued.max.request.bytes). */
   readonly requestBudget: ByteBudget;
   connections(): number;
@@ -64,8 +91,9 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
     maxRequestBytes: opts.maxRequestBytes ?? DEFAULT_LIMITS.maxRequestBytes,
     maxQueuedRequests: opts.maxQueuedRequests ?? DEFAULT_LIMITS.maxQueuedRequests,
     maxQueuedBytes: opts.maxQueuedBytes ?? DEFAULT_LIMITS.maxQueuedBytes,
+    // Before SASL authentication, Kafka's sasl.server.max.receive.size.
     maxUnauthenticatedRequestBytes: opts.maxUnauthenticatedRequestBytes ??
-      DEFAULT_LIMITS.maxUnauthenticatedRequestBytes,
+      (opts.sasl ? SASL_MAX_RECEIVE_BYTES : DEFAULT_LIMITS.maxUnauthenticatedRequestBytes),
   };
   const requestBudget = new ByteBudget(
     opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES,
@@ -79,6 +107,16 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
   const maxPerIp = opts.maxConnectionsPerIp ?? DEFAULT_MAX_CONNECTIONS_PER_IP;
   const idleMs = opts.connectionsMaxIdleMs ?? DEFAULT_CONNECTIONS_MAX_IDLE_MS;
   const dispatcher = new Dispatcher(ctx);
+  const front: FrameDispatcher = opts.sasl
+    ? new SaslGate(dispatcher, {
+      mechanisms: opts.sasl.mechanisms,
+      source: opts.sasl.credentials,
+      passwords: opts.sasl.passwords ?? new PasswordChecker(opts.sasl.credentials),
+      log: ctx.log,
+      metrics: ctx.metrics,
+    })
+    : dispatcher;
+  const tls = opts.tls;
   // Idle produce frames and fetch buffers kept for reuse across all connections (see
   // frame-pool.ts). Fetch responses waiting to be written hold at most 64 MiB of buffers; past
   // that, fetches read through the segment maps and cost no anonymous memory.
@@ -148,8 +186,27 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
   >({
     hostname: opts.host,
     port: opts.port,
+    ...(tls
+      ? {
+        tls: {
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+        },
+      }
+      : {}),
     socket: {
+      // With TLS, open runs once the handshake is done (there is no handshake handler).
       open(socket) {
+        if (tls?.ca && !(socket as { authorized?: boolean }).authorized) {
+          // A client certificate the CA did not sign: Bun closes it; nothing is served.
+          socket.data = undefined;
+          warnings.warn("tls_client_refused", "refusing a Kafka TLS client certificate", {
+            remote: clientIp(socket.remoteAddress),
+          });
+          socket.end();
+          return;
+        }
         // Over a limit: accepted and closed at once, so the kernel's accept queue keeps moving
         // and the descriptor is free again right away.
         const ip = clientIp(socket.remoteAddress);
@@ -178,11 +235,20 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
           socket as Socket<unknown>,
           limits,
           budget,
-          dispatcher,
+          front,
           onError,
           pool,
           requestBudget,
         );
+        if (opts.sasl) conn.requireAuthentication();
+        else if (tls?.ca) {
+          // ssl.client.auth=required without SASL: the certificate's subject is the principal.
+          const subject = subjectName(
+            (socket as unknown as { getPeerCertificate(): import("node:tls").PeerCertificate })
+              .getPeerCertificate(),
+          );
+          if (subject) conn.authenticated({ type: "User", name: subject, via: "SSL" });
+        }
         socket.data = conn;
         live.add(conn);
         perIp.set(ip, fromIp + 1);
@@ -231,6 +297,7 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
   return {
     port: server.port,
     dispatcher,
+    securityProtocol: `${opts.sasl ? "SASL_" : ""}${tls ? "SSL" : "PLAINTEXT"}`,
     requestBudget,
     connections: () => live.size,
     stop: () => {

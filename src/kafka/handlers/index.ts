@@ -4,6 +4,7 @@
 import type { KafkaApi } from "../api.ts";
 import { apiVersionsApi } from "./api-versions.ts";
 import alterConfigs from "./alter-configs.ts";
+import alterUserScramCredentials from "./alter-user-scram-credentials.ts";
 import createPartitions from "./create-partitions.ts";
 import createTopics from "./create-topics.ts";
 import deleteGroups from "./delete-groups.ts";
@@ -12,6 +13,7 @@ import deleteTopics from "./delete-topics.ts";
 import describeCluster from "./describe-cluster.ts";
 import describeConfigs from "./describe-configs.ts";
 import describeGroups from "./describe-groups.ts";
+import describeUserScramCredentials from "./describe-user-scram-credentials.ts";
 import describeLogDirs from "./describe-log-dirs.ts";
 import electLeaders from "./elect-leaders.ts";
 import fetch from "./fetch.ts";
@@ -28,10 +30,13 @@ import offsetCommit from "./offset-commit.ts";
 import offsetFetch from "./offset-fetch.ts";
 import offsetForLeaderEpoch from "./offset-for-leader-epoch.ts";
 import produce from "./produce.ts";
+import saslAuthenticate from "./sasl-authenticate.ts";
+import saslHandshake from "./sasl-handshake.ts";
 import syncGroup from "./sync-group.ts";
 
 const SERVED: readonly KafkaApi[] = [
   alterConfigs,
+  alterUserScramCredentials,
   createPartitions,
   createTopics,
   deleteGroups,
@@ -40,6 +45,7 @@ const SERVED: readonly KafkaApi[] = [
   describeCluster,
   describeConfigs,
   describeGroups,
+  describeUserScramCredentials,
   describeLogDirs,
   electLeaders,
   fetch,
@@ -56,6 +62,8 @@ const SERVED: readonly KafkaApi[] = [
   offsetFetch,
   offsetForLeaderEpoch,
   produce,
+  saslAuthenticate,
+  saslHandshake,
   syncGroup,
 ];
 

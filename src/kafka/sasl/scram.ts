@@ -284,7 +284,10 @@ export class ScramServer {
     if (Buffer.from(binding).toString("latin1") !== first.gs2Header) {
       return this.#fail("channel binding does not match the client-first-message");
     }
-    if (attrs[1][1] !== this.#nonce) return this.#fail("nonce mismatch");
+    // The nonce must end with the one the server sent (it holds the server's fresh part, and the
+    // proof covers the whole message). Not equality, as Kafka's broker checks it: librdkafka
+    // sends its client nonce in front of the server's combined nonce once more.
+    if (!attrs[1][1].endsWith(this.#nonce)) return this.#fail("nonce mismatch");
     const proof = unb64(last[1], "proof");
     const withoutProof = message.slice(0, message.lastIndexOf(",p="));
     const authMessage = `${first.bare},${this.#serverFirst},${withoutProof}`;
@@ -323,6 +326,8 @@ export interface ScramClientOptions {
   password: string;
   clientNonce: string;
   hash?: ScramHash;
+  /** Build r= as librdkafka does: the client nonce, then the server's whole nonce. */
+  repeatClientNonce?: boolean;
 }
 
 /** The client side: first(), then final(serverFirst), then verify(serverFinal). */
@@ -352,7 +357,8 @@ export class ScramClient {
     const salted = saltedPassword(h, this.opts.password, unb64(salt, "salt"), iter);
     const clientKey = hmac(h, salted, "Client Key");
     const storedKey = digest(h, clientKey);
-    const withoutProof = `c=${b64(new TextEncoder().encode("n,,"))},r=${nonce}`;
+    const r = this.opts.repeatClientNonce ? this.opts.clientNonce + nonce : nonce;
+    const withoutProof = `c=${b64(new TextEncoder().encode("n,,"))},r=${r}`;
     const authMessage = `${this.#bare},${serverFirst},${withoutProof}`;
     const sig = hmac(h, storedKey, authMessage);
     this.#serverSignature = hmac(h, hmac(h, salted, "Server Key"), authMessage);

@@ -35,6 +35,8 @@ export const ApiKey = {
   DeleteGroups: 42,
   ElectLeaders: 43,
   IncrementalAlterConfigs: 44,
+  DescribeUserScramCredentials: 50,
+  AlterUserScramCredentials: 51,
   DescribeCluster: 60,
 } as const;
 

@@ -183,3 +183,27 @@ describe("SCRAM-SHA-512 exchange", () => {
     expect(await passwordMatches(cred, "")).toBe(false);
   });
 });
+
+test("librdkafka's final nonce (its client nonce again in front) passes, as with Kafka", () => {
+  const { s2 } = exchange({ password: "right" }, (f) => f.replace(",r=cli", ",r=clicli"));
+  expect(s2?.kind).toBe("failed"); // the proof covers the message as the client built it
+  const cred = deriveCredential("SCRAM-SHA-512", "right", new Uint8Array(16).fill(1), 4096);
+  const server = new ScramServer({
+    mechanism: "SCRAM-SHA-512",
+    lookup: () => cred,
+    serverNonce: "srv",
+    fakeSecret: secret,
+  });
+  // A client that builds r= as librdkafka does, proof included.
+  const client = new ScramClient({
+    mechanism: "SCRAM-SHA-512",
+    user: "alice",
+    password: "right",
+    clientNonce: "cli",
+    repeatClientNonce: true,
+  });
+  const s1 = server.step(client.first()) as { message: string };
+  const final = client.final(s1.message);
+  expect(final).toContain(",r=clicli");
+  expect(server.step(final).kind).toBe("done");
+});

@@ -299,3 +299,57 @@ export const SASL_AUTHENTICATE = defineApi({
     SessionLifetimeMs int64 1+ def=0 ign
   `,
 });
+
+export const DESCRIBE_USER_SCRAM_CREDENTIALS = defineApi({
+  apiKey: 50,
+  name: "DescribeUserScramCredentials",
+  valid: "0",
+  flexible: "0+",
+  request: `
+    Users [] 0+ null=0+ {
+      Name string 0+
+    }
+  `,
+  response: `
+    ThrottleTimeMs int32 0+
+    ErrorCode int16 0+
+    ErrorMessage string 0+ null=0+
+    Results [] 0+ {
+      User string 0+
+      ErrorCode int16 0+
+      ErrorMessage string 0+ null=0+
+      CredentialInfos [] 0+ {
+        Mechanism int8 0+
+        Iterations int32 0+
+      }
+    }
+  `,
+});
+
+export const ALTER_USER_SCRAM_CREDENTIALS = defineApi({
+  apiKey: 51,
+  name: "AlterUserScramCredentials",
+  valid: "0",
+  flexible: "0+",
+  request: `
+    Deletions [] 0+ {
+      Name string 0+
+      Mechanism int8 0+
+    }
+    Upsertions [] 0+ {
+      Name string 0+
+      Mechanism int8 0+
+      Iterations int32 0+
+      Salt bytes 0+
+      SaltedPassword bytes 0+
+    }
+  `,
+  response: `
+    ThrottleTimeMs int32 0+
+    Results [] 0+ {
+      User string 0+
+      ErrorCode int16 0+
+      ErrorMessage string 0+ null=0+
+    }
+  `,
+});

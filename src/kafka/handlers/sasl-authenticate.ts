@@ -1,0 +1,21 @@
+// SaslAuthenticate once a connection needs none (see sasl-handshake.ts): ILLEGAL_SASL_STATE, as
+// Kafka answers a second authentication on a connection (re-authentication, KIP-368, is not
+// offered: the session lifetime is 0).
+import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { defineHandler } from "../api.ts";
+
+export function saslAuthenticate(): Struct {
+  return {
+    errorCode: ErrorCode.ILLEGAL_SASL_STATE,
+    errorMessage: "SaslAuthenticate request received after successful authentication " +
+      "or on a listener without SASL",
+    authBytes: new Uint8Array(0),
+    sessionLifetimeMs: 0,
+  };
+}
+
+export default defineHandler({
+  apiKey: ApiKey.SaslAuthenticate,
+  versions: [0, 2],
+  handle: saslAuthenticate,
+});
