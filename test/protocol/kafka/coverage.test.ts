@@ -15,10 +15,16 @@ import { platformaticResponseCases } from "./platformatic-cases.ts";
 // No client this suite can run sends ElectLeaders (kafkajs, kafka-python 2.0, librdkafka 2.0 and
 // @platformatic/kafka have no API for it): its requests are checked against frames written by
 // hand from the spec in test/kafka/elect-leaders.test.ts instead.
+// SaslAuthenticate v2 (librdkafka 2.0 and kafkajs send v1, kafka-python bare tokens) and the
+// user APIs 50/51 (no client here sends them) are checked with frames of our codec against a
+// real broker in test/cluster/users.test.ts, not yet against a captured client's bytes.
 export const KNOWN_GAPS: string[] = [
+  "SaslAuthenticate v2 request",
   "ElectLeaders v0 request",
   "ElectLeaders v1 request",
   "ElectLeaders v2 request",
+  "DescribeUserScramCredentials v0 request",
+  "AlterUserScramCredentials v0 request",
 ];
 
 test("every advertised (api, version, direction) has a golden case, or is a known gap", () => {
