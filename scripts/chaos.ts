@@ -2,10 +2,14 @@
 // a checker of everything the clients saw (docs/chaos.md). Exit 0: no violation; 1: violations
 // (the summary lists them, the run's folder holds the history and every broker's log); 2: bad
 // usage; 3: this machine cannot run it (not root, no ip netns or nft).
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { check } from "./chaos/checker.ts";
+import type { History } from "./chaos/history.ts";
 import { netAvailable } from "./chaos/net.ts";
+import { summary } from "./chaos/report.ts";
 import { runChaos } from "./chaos/run.ts";
 import { FAULT_KINDS, type FaultKind } from "./chaos/schedule.ts";
 
@@ -23,7 +27,9 @@ options:
   --steps N        at most N faults
   --out DIR        the run's folder (default: $TMPDIR/broker-chaos/<time>-seed-<N>)
   --keep-data      keep the brokers' data directories after a clean run
-  --quick          --duration 20 --faults partition,kill --steps 2 (what CI runs)
+  --check DIR      check a run's saved history (DIR/history.json) again and print its summary
+  --quick          CI's small run: --faults partition,kill --steps 2 --duration 60, short holds,
+                   one librdkafka producer and one group member
   -h, --help       this text
 
 exit status: 0 no violation, 1 violations, 2 bad usage, 3 cannot run here (needs root, ip netns,
@@ -53,6 +59,7 @@ try {
       out: { type: "string" },
       "keep-data": { type: "boolean" },
       quick: { type: "boolean" },
+      check: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -65,8 +72,20 @@ if (args.help) {
   console.log(HELP);
   process.exit(0);
 }
+if (args.check !== undefined) {
+  let h: History;
+  try {
+    h = JSON.parse(readFileSync(join(args.check, "history.json"), "utf8"));
+  } catch (e) {
+    fail(`--check: cannot read ${join(args.check, "history.json")}: ${(e as Error).message}`);
+  }
+  const v = check(h);
+  const r = h.run ?? { seed: -1, durationS: 0, faults: [], brokers: 0 };
+  console.log(summary({ ...r, out: args.check }, h, v, v.sent.librdkafka !== undefined));
+  process.exit(v.ok ? 0 : 1);
+}
 const quick = args.quick === true;
-const durationS = intArg(args.duration, "duration", quick ? 20 : 120, 1);
+const durationS = intArg(args.duration, "duration", quick ? 60 : 120, 1);
 const seed = intArg(args.seed, "seed", Math.floor(Math.random() * 1_000_000), 0);
 const brokers = intArg(args.brokers, "brokers", 3, 3);
 if (brokers !== 3 && brokers !== 5) fail("--brokers: 3 or 5");
@@ -86,6 +105,8 @@ if (why !== undefined) {
 }
 const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
 const out = args.out ?? join(tmpdir(), "broker-chaos", `${stamp}-seed-${seed}`);
+// A run's brokers start from empty data directories: an old run's folder is never reused.
+if (existsSync(out) && readdirSync(out).length > 0) fail(`--out: ${out} is not empty`);
 console.log(
   `chaos: seed ${seed}, ${brokers} brokers, ${durationS} s, faults ${
     faults.join(",")
@@ -99,6 +120,7 @@ const r = await runChaos({
   out,
   steps,
   keepData: args["keep-data"] === true,
+  quick,
 });
 console.log("\n" + r.text);
 process.exit(r.verdict.ok ? 0 : 1);

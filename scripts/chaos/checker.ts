@@ -395,7 +395,9 @@ export function failovers(acks: AckEvent[], faults: FaultEvent[]): FailoverTime[
 export function windows(h: History): Window[] {
   const out: Window[] = [];
   for (let p = 0; p < h.partitions; p++) {
-    const times = h.acks.filter((a) => a.p === p).map((a) => a.ackAt).sort((a, b) => a - b);
+    const end = h.loadEndAt ?? Infinity;
+    const times = h.acks.filter((a) => a.p === p && a.ackAt <= end).map((a) => a.ackAt)
+      .sort((a, b) => a - b);
     for (let i = 1; i < times.length; i++) {
       const gap = times[i] - times[i - 1];
       if (gap <= WINDOW_MS) continue;

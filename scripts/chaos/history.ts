@@ -92,12 +92,23 @@ export interface BatchInfo {
 }
 
 export interface History {
+  /** How the run was started (for the summary and the replay command). */
+  run?: {
+    seed: number;
+    durationS: number;
+    faults: string[];
+    brokers: number;
+    steps?: number;
+    quick?: boolean;
+  };
   topic: string;
   partitions: number;
   /** Sources whose producer is idempotent: a duplicate of one of their keys is a violation. */
   idempotent: string[];
   startAt: number;
   endAt: number;
+  /** When the producers were told to stop (later gaps between acknowledgements are not outages). */
+  loadEndAt?: number;
   sends: SendEvent[];
   acks: AckEvent[];
   fails: FailEvent[];

@@ -10,6 +10,7 @@ export interface SummaryOptions {
   brokers: number;
   out: string;
   steps?: number;
+  quick?: boolean;
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -113,7 +114,9 @@ export function summary(o: SummaryOptions, h: History, v: Verdict, rdkafka: bool
   L.push(
     `replay: npm run chaos -- --seed ${o.seed} --duration ${o.durationS} --faults ${
       o.faults.join(",")
-    } --brokers ${o.brokers}${o.steps !== undefined ? ` --steps ${o.steps}` : ""}`,
+    } --brokers ${o.brokers}${o.steps !== undefined ? ` --steps ${o.steps}` : ""}${
+      o.quick ? " --quick" : ""
+    }`,
   );
   return L.join("\n") + "\n";
 }

@@ -44,6 +44,8 @@ export interface ChaosOptions {
   steps?: number;
   /** Keep the brokers' data directories (default: removed after a clean run). */
   keepData?: boolean;
+  /** CI's small run: short holds, one librdkafka producer, one group member, shorter waits. */
+  quick?: boolean;
   log?: (line: string) => void;
 }
 
@@ -113,6 +115,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const stamp = (l: string) => log(`[t+${((now() - t0) / 1000).toFixed(1)}s] ${l}`);
   mkdirSync(join(o.out, "logs"), { recursive: true });
   const h = emptyHistory(TOPIC, PARTITIONS, ["kafkajs", "librdkafka"]);
+  h.run = {
+    seed: o.seed,
+    durationS: o.durationS,
+    faults: o.faults,
+    brokers: o.brokers,
+    steps: o.steps,
+    quick: o.quick,
+  };
   const loadavg = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
   h.load.push(loadavg());
   const sampler = setInterval(() => h.load.push(loadavg()), 5000);
@@ -156,6 +166,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }),
   ];
   const rdkafka = RdkafkaLoad.available();
+  const quick = o.quick === true;
   const rds = rdkafka
     ? [
       new RdkafkaLoad(cluster, ledger, {
@@ -171,7 +182,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         rate: 20,
         seconds: o.durationS + 300,
       }),
-    ]
+    ].slice(0, quick ? 1 : 2)
     : [];
   const group = new Group(cluster, ledger);
   let polling = true;
@@ -228,13 +239,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }
     if (!rdkafka) note("python3 confluent_kafka not found: the librdkafka producers are left out");
     // One after the other: a member's name is its place in the group.
-    await within(group.add().then(() => group.add()), 60_000);
+    await within(quick ? group.add() : group.add().then(() => group.add()), 60_000);
     await waitFor(
       "acknowledged writes on every partition",
       60_000,
       () => ledger.acksByPartition.every((a) => a.length > 0) ? true : undefined,
     ).catch(() => note("LIVENESS: no acknowledged write on some partition 60 s after the start"));
-    poller = pollOffsets(kafka(cluster, "offsets-poller").admin(), ledger, h, () => polling);
+    poller = pollOffsets(() => kafka(cluster, "offsets-poller").admin(), ledger, h, () => polling);
     note(
       `load running: ${[...loads.map((l) => l.src), ...rds.map((r) => r.src)].join(", ")}; ` +
         `group ${GROUP} with ${group.members.length} members`,
@@ -248,6 +259,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       partitions: PARTITIONS,
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
       steps: o.steps,
+      short: quick,
     });
     const end = now() + o.durationS * 1000;
     for (const step of steps) {
@@ -258,7 +270,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         await startMissing(cluster, note);
         await cluster.fullIsr(30_000).catch(() => note("ISRs not full after the restart"));
       }
-      const ev = await runStep({ cluster, net, log: note, recoverMs: 45_000 }, step);
+      const ev = await runStep(
+        { cluster, net, log: note, recoverMs: quick ? 30_000 : 45_000 },
+        step,
+      );
       if (ev) h.faults.push(ev);
     }
 
@@ -267,10 +282,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     net.heal();
     for (const n of cluster.nodes.values()) if (n.stopped) cluster.signal(n.id, "SIGCONT");
     await startMissing(cluster, note);
-    await cluster.fullIsr(60_000).catch(() => note("NOT recovered: ISRs not full 60 s after"));
+    const settle = quick ? 30_000 : 60_000;
+    await cluster.fullIsr(settle).catch(() =>
+      note(`NOT recovered: ISRs not full ${settle / 1000} s after`)
+    );
+    h.loadEndAt = now();
     for (const l of loads) await l.stop();
     for (const r of rds) await r.stop();
-    const caughtUp = await waitFor("the group to catch up", 45_000, () => {
+    const caughtUp = await waitFor("the group to catch up", quick ? 20_000 : 45_000, () => {
       const target = new Map<number, number>();
       for (const a of h.acks) target.set(a.p, Math.max(target.get(a.p) ?? 0, a.o + 1));
       for (const [p, e] of target) if ((ledger.groupFrontier.get(p) ?? 0) < e) return undefined;
@@ -278,7 +297,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }, 200).catch(() => undefined);
     note(
       caughtUp === undefined
-        ? "the group did NOT read every acknowledged record within 45 s"
+        ? "the group did NOT read every acknowledged record in time"
         : "the group read every acknowledged record",
     );
     await sleep(1000); // one more OffsetFetch round after the last commits
@@ -329,14 +348,20 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   return { verdict, history: h, text };
 }
 
-/** OffsetFetch every 500 ms: every answer (no commit yet: -1) goes into the history. */
+/**
+ * OffsetFetch every 500 ms: every answer (no commit yet: -1) goes into the history. After three
+ * failures in a row the admin client is replaced (a kafkajs admin whose connect failed stays
+ * unconnected).
+ */
 async function pollOffsets(
-  admin: Admin,
+  newAdmin: () => Admin,
   ledger: Ledger,
   h: History,
   going: () => boolean,
 ): Promise<void> {
+  let admin = newAdmin();
   await within(admin.connect().catch(() => {}), 5000);
+  let failures = 0;
   for (let i = 0; i < 100_000 && going(); i++) {
     const sentAt = now();
     const r = await within(
@@ -344,6 +369,12 @@ async function pollOffsets(
       5000,
     );
     const answeredAt = now();
+    if (r === undefined && ++failures >= 3) {
+      void within(admin.disconnect().catch(() => {}), 3000);
+      admin = newAdmin();
+      await within(admin.connect().catch(() => {}), 5000);
+      failures = 0;
+    } else if (r !== undefined) failures = 0;
     for (const t of r ?? []) {
       for (const p of t.partitions) {
         const offset = Number(p.offset);

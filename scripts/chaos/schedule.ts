@@ -49,6 +49,8 @@ export interface ScheduleOptions {
   sessionTimeoutMs: number;
   /** Steps to draw (the runner stops when its time is up; it never needs more than this). */
   steps?: number;
+  /** Shorter holds and gaps (CI's --quick); the same kinds, variants and roles for a seed. */
+  short?: boolean;
 }
 
 export function schedule(o: ScheduleOptions): Step[] {
@@ -69,18 +71,20 @@ export function schedule(o: ScheduleOptions): Step[] {
       : { role: "broker", id: Math.floor(r() * o.brokers) };
     let variant = "";
     let holdMs = 0;
-    if (kind === "kill") holdMs = between(500, 8000);
-    else if (kind === "restart") holdMs = between(0, 1500);
+    const q = o.short === true;
+    if (kind === "kill") holdMs = between(500, q ? 3000 : 8000);
+    else if (kind === "restart") holdMs = between(0, q ? 500 : 1500);
     else if (kind === "pause") {
       variant = r() < 0.75 ? "long" : "short";
       holdMs = variant === "long"
-        ? between(o.sessionTimeoutMs + 1000, o.sessionTimeoutMs + 7000)
+        ? between(o.sessionTimeoutMs + (q ? 500 : 1000), o.sessionTimeoutMs + (q ? 2500 : 7000))
         : between(300, Math.max(400, o.sessionTimeoutMs - 1500));
     } else {
       variant = pick(PARTITION_VARIANTS);
-      holdMs = between(3000, 12_000);
+      holdMs = between(3000, q ? 6000 : 12_000);
     }
-    out.push({ kind, variant, target, holdMs, gapMs: between(1000, 5000), draw: r() });
+    const gapMs = between(1000, q ? 2000 : 5000);
+    out.push({ kind, variant, target, holdMs, gapMs, draw: r() });
   }
   return out;
 }
