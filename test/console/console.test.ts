@@ -150,11 +150,15 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
       // deno-lint-ignore no-explicit-any
       c.members.map((m: any) => m.id),
     );
+    expect((await api("GET", "/reassignments")).partitions).toEqual([]);
+    expect(await page.getByTestId("reassignment-summary").textContent()).toBe(
+      "No partition is moving.",
+    );
     await noNullShown();
     await shot("cluster");
   });
 
-  test("offline and under-replicated partitions are listed (one answer altered in the browser)", async () => {
+  test("offline, under-replicated and moving partitions are listed (answers altered in the browser)", async () => {
     // A single broker has neither: the topic's real description is changed on its way to the page.
     await page.route("**/topics/orders", async (route) => {
       const res = await route.fetch();
@@ -163,9 +167,57 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
       Object.assign(d.partitions[2], { replicas: [0, 5], isr: [0], under_replicated: true });
       await route.fulfill({ response: res, json: d });
     });
+    // A move in progress, as GET /reassignments reports one.
+    const move = {
+      topic: "orders",
+      partition: 0,
+      state: "copying",
+      replicas: [0, 5],
+      isr: [0],
+      leader: 0,
+      target: [5],
+      original: [0],
+      adding: [5],
+      removing: [0],
+      throttle: 1048576,
+      progress: [{
+        broker: 5,
+        copied_bytes: 1024,
+        total_bytes: 4096,
+        in_isr: false,
+        rate_bytes_per_sec: 512,
+        eta_sec: 6,
+      }],
+    };
+    await page.route("**/reassignments", async (route) => {
+      const res = await route.fetch();
+      const r = await res.json();
+      r.partitions.push(move);
+      Object.assign(r, {
+        copied_bytes: 1024,
+        total_bytes: 4096,
+        rate_bytes_per_sec: 512,
+        eta_sec: 6,
+      });
+      await route.fulfill({ response: res, json: r });
+    });
     try {
       await page.getByTestId("refresh").click();
       await page.getByTestId("offline").waitFor();
+      expect(await page.getByTestId("reassignment-summary").textContent()).toBe(
+        "1 partition moving: 1.0 KiB of 4.0 KiB copied (25 %), 512 B/s, 6.0 s left.",
+      );
+      expect(await rows("reassignments")).toEqual([[
+        "orders",
+        "0",
+        "copying",
+        "0, 5",
+        "5",
+        "5",
+        "0",
+        " broker 5: 1.0 KiB of 4.0 KiB (25 %), 512 B/s, 6.0 s left",
+        "1.0 MiB/s",
+      ]]);
       expect(await rows("offline")).toEqual([["orders", "1", "none", "0", ""]]);
       expect(await rows("under-replicated")).toEqual([["orders", "2", "0", "0, 5", "0"]]);
       expect(await page.getByTestId("health-summary").textContent()).toMatch(
@@ -173,6 +225,7 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
       );
     } finally {
       await page.unroute("**/topics/orders");
+      await page.unroute("**/reassignments");
     }
     await page.getByTestId("refresh").click();
     await page.getByTestId("offline").waitFor({ state: "detached" });

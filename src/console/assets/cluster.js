@@ -1,6 +1,7 @@
 // Cluster page: brokers and their sessions as the controller sees them, the gossip membership,
 // the metadata quorum, and the partitions that are under-replicated or offline.
-import { badge, cell, enc, fill, fmtMs, h, mapLimit, num, table } from "./dom.js";
+import { badge, cell, enc, fill, fmtBytes, fmtMs, h, mapLimit, num, table } from "./dom.js";
+import { errorText, isAbort, isUnauthorized } from "./api.js";
 
 const REFRESH_MS = 5000;
 
@@ -29,6 +30,7 @@ export async function clusterPage(ctx) {
   const brokers = h("section");
   const members = h("section");
   const health = h("section", { "data-testid": "partition-health" });
+  const moves = h("section", { "data-testid": "reassignments-section" });
   const updated = h("span", { class: "muted" });
   let refreshNow = () => {};
   fill(
@@ -48,15 +50,24 @@ export async function clusterPage(ctx) {
     brokers,
     h("h2", null, "Partitions needing attention"),
     health,
+    h("h2", null, "Partition reassignments"),
+    moves,
     h("h2", null, "Membership (gossip)"),
     members,
-    // Partition reassignment progress goes here once the API has it (GET of the reassignments in
-    // flight); nothing is shown until then, rather than a section that cannot know.
   );
 
   async function refresh() {
-    const [c, parts] = await Promise.all([ctx.api("/cluster"), allPartitions(ctx)]);
+    const [c, parts, r] = await Promise.all([
+      ctx.api("/cluster"),
+      allPartitions(ctx),
+      // The section says why it has nothing; the rest of the page does not depend on it.
+      ctx.api("/reassignments").catch((e) => {
+        if (isAbort(e) || isUnauthorized(e)) throw e;
+        return { error: e };
+      }),
+    ]);
     if (!ctx.alive) return;
+    fill(moves, reassignments(r));
     const q = c.quorum ?? {};
     fill(
       info,
@@ -170,4 +181,61 @@ function fact(label, value, testid) {
     h("dt", null, label),
     h("dd", { "data-testid": testid }, String(value ?? "–")),
   );
+}
+
+/** Partitions moving between brokers (GET /reassignments), with each new replica's copy. */
+function reassignments(r) {
+  if (r.error) {
+    return h("p", { class: "muted" }, `Not available here: ${errorText(r.error)}`);
+  }
+  const summary = h("p", { "data-testid": "reassignment-summary" });
+  if (r.partitions.length === 0) {
+    summary.textContent = "No partition is moving.";
+    return summary;
+  }
+  const pct = (a, b) => (b > 0 ? `${Math.floor((100 * a) / b)} %` : "–");
+  const rate = (x) => (x === null || x === undefined ? "" : `, ${fmtBytes(Math.round(x))}/s`);
+  const eta = (x) => (x === null || x === undefined ? "" : `, ${fmtMs(Math.round(x * 1000))} left`);
+  summary.textContent = `${r.partitions.length} partition${
+    r.partitions.length === 1 ? "" : "s"
+  } moving: ${fmtBytes(r.copied_bytes)} of ${fmtBytes(r.total_bytes)} copied (${
+    pct(r.copied_bytes, r.total_bytes)
+  })${rate(r.rate_bytes_per_sec)}${eta(r.eta_sec)}.`;
+  return [
+    summary,
+    table(
+      "reassignments",
+      [
+        "Topic",
+        "Partition",
+        "State",
+        "Replicas",
+        "Target",
+        "Adding",
+        "Removing",
+        "Copy",
+        "Throttle",
+      ],
+      r.partitions.map((m) => [
+        h("a", { href: `#/topics/${enc(m.topic)}` }, m.topic),
+        num(m.partition),
+        badge(m.state, m.state === "copying" ? "warn" : ""),
+        m.replicas.join(", "),
+        m.target.join(", "),
+        m.adding.join(", ") || "–",
+        m.removing.join(", ") || "–",
+        m.progress.map((p) =>
+          h(
+            "div",
+            null,
+            h("progress", { max: Math.max(1, p.total_bytes), value: p.copied_bytes }),
+            ` broker ${p.broker}: ${fmtBytes(p.copied_bytes)} of ${fmtBytes(p.total_bytes)} (${
+              pct(p.copied_bytes, p.total_bytes)
+            })${p.in_isr ? ", in the ISR" : ""}${rate(p.rate_bytes_per_sec)}${eta(p.eta_sec)}`,
+          )
+        ),
+        m.throttle > 0 ? `${fmtBytes(m.throttle)}/s` : "none",
+      ]),
+    ),
+  ];
 }
