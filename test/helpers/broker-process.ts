@@ -30,6 +30,30 @@ export function rssAnonMiB(pid: number): number {
   }
 }
 
+/**
+ * A free loopback port below the kernel's ephemeral range. A broker restarted on its old ports
+ * (as a real deployment is) finds a port from that range taken now and then: a client's outgoing
+ * connection got it as its local port while the broker was down (EADDRINUSE).
+ */
+export function stablePort(): number {
+  let low = 32768;
+  try {
+    low = Number(
+      readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0],
+    );
+  } catch { /* not Linux: the usual default */ }
+  const from = Math.max(1024, low - 12_000);
+  for (let i = 0; i < 500; i++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    try {
+      const s = Bun.listen({ hostname: "127.0.0.1", port, socket: { data() {} } });
+      s.stop(true);
+      return port;
+    } catch { /* taken: another */ }
+  }
+  throw new Error(`no free port in ${from}..${low}`);
+}
+
 export function tempDir(prefix = "broker-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
