@@ -4,6 +4,67 @@ import { join } from "node:path";
 import { CliError } from "./client.ts";
 import { type Command, need } from "./command.ts";
 import { json, out } from "./format.ts";
+import { type RunContext } from "./command.ts";
+import { type PlanEntry, submitPlan, watchUntilDone } from "./reassign.ts";
+
+/**
+ * Before a broker leaves the quorum: the partitions that still name it. Refused while there
+ * are any, unless `move`: then a reassignment onto the other live brokers moves them (only the
+ * partitions that name it change), and this waits, with progress, until it is done.
+ */
+async function moveReplicasOff(ctx: RunContext, id: number, move: boolean): Promise<void> {
+  const c = await ctx.client.call<{ brokers: { node_id: number; fenced: boolean }[] }>(
+    "GET",
+    "/cluster",
+  );
+  const others = c.brokers.filter((b) => b.node_id !== id && !b.fenced).map((b) => b.node_id);
+  const g = await ctx.client.call<{
+    current: { partitions: PlanEntry[] };
+    proposed: { partitions: PlanEntry[] };
+  }>("POST", "/reassignments/generate", {
+    topics: [],
+    brokers: others.length > 0 ? others : [id],
+    include_internal: true,
+  }).catch((e) => {
+    if (!move) return undefined;
+    throw e;
+  });
+  const hosted = g === undefined
+    ? []
+    : g.current.partitions.flatMap((p, i) =>
+      p.replicas?.includes(id) ? [{ cur: p, next: g.proposed.partitions[i] }] : []
+    );
+  if (g === undefined && !move) {
+    throw new CliError(
+      `cannot tell whether broker ${id} holds replicas (no plan over the other live brokers); ` +
+        "use --ignore-replicas to remove it anyway",
+    );
+  }
+  if (hosted.length === 0) return;
+  const names = hosted.map((h) => `${h.cur.topic}-${h.cur.partition}`);
+  if (!move) {
+    throw new CliError(
+      `broker ${id} still holds ${hosted.length} replica(s) (${names.slice(0, 10).join(", ")}${
+        names.length > 10 ? ", ..." : ""
+      }): move them first with --move-replicas, or remove it anyway with --ignore-replicas`,
+    );
+  }
+  const throttle = ctx.values.throttle === undefined ? undefined : Number(ctx.values.throttle);
+  if (throttle !== undefined && !(Number.isSafeInteger(throttle) && throttle >= 0)) {
+    throw new UsageError("--throttle must be bytes/s (an integer >= 0)");
+  }
+  const r = await submitPlan(ctx.client, hosted.map((h) => h.next), throttle);
+  const bad = r.results.filter((x) => x.error_code !== 0);
+  if (bad.length > 0) {
+    throw new CliError(
+      `could not move ${bad.length} replica(s) off broker ${id}: ` +
+        bad.slice(0, 5).map((b) => `${b.topic}-${b.partition}: ${b.message}`).join("; "),
+    );
+  }
+  if (!ctx.json) out(`Moving ${hosted.length} replica(s) off broker ${id}...\n`);
+  await watchUntilDone(ctx, new Set(names));
+  if (!ctx.json) out(`Broker ${id} holds no replica any more.\n`);
+}
 
 export const clusterCommands: Command[] = [
   {
@@ -42,22 +103,37 @@ export const clusterCommands: Command[] = [
   },
   {
     name: "cluster remove-node",
-    usage: "cluster remove-node NODE_ID [--force]",
-    summary: "Remove a dead broker from the metadata quorum (a voter or a learner).",
+    usage:
+      "cluster remove-node NODE_ID [--move-replicas [--throttle B]] [--ignore-replicas] [--force]",
+    summary: "Remove a broker from the metadata quorum; refused while it holds replicas.",
     flags: [
-      "--force         remove it even while it is connected to the leader (alive)",
+      "--move-replicas   first move every replica off it (a reassignment onto the other live",
+      "                  brokers, __consumer_offsets included), showing progress, then remove it",
+      "--throttle B      with --move-replicas: bytes/s for the copy",
+      "--ignore-replicas remove it although partitions still name it (a dead broker whose disk",
+      "                  is gone: reassign them later)",
+      "--force           remove it even while it is connected to the leader (alive)",
     ],
     examples: [
-      "broker cluster remove-node 3",
+      "broker cluster remove-node 3 --move-replicas",
+      "broker cluster remove-node 3 --ignore-replicas --force",
       "broker cluster remove-node 3 --server http://broker-0:8080 --json",
     ],
-    options: { force: { type: "boolean" } },
+    options: {
+      force: { type: "boolean" },
+      "move-replicas": { type: "boolean" },
+      "ignore-replicas": { type: "boolean" },
+      throttle: { type: "string" },
+    },
     async run(ctx) {
       const raw = need(ctx, 0, "node id", "cluster remove-node");
       if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
         throw new CliError(`the node id must be an integer ≥ 0, not ${JSON.stringify(raw)}`);
       }
       const id = Number(raw);
+      if (ctx.values["ignore-replicas"] !== true) {
+        await moveReplicasOff(ctx, id, ctx.values["move-replicas"] === true);
+      }
       const r = await ctx.client.call<{
         node_id: number;
         removed: boolean;

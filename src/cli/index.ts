@@ -6,6 +6,7 @@ import { produceCommand } from "./produce.ts";
 import { consumeCommand } from "./consume.ts";
 import { groupCommands } from "./group.ts";
 import { clusterCommands } from "./cluster.ts";
+import { reassignCommands } from "./reassign.ts";
 import { userCommands } from "./user.ts";
 
 export const COMMANDS: Command[] = [
@@ -14,6 +15,7 @@ export const COMMANDS: Command[] = [
   consumeCommand,
   ...groupCommands,
   ...clusterCommands,
+  ...reassignCommands,
   ...userCommands,
 ];
 

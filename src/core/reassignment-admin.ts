@@ -228,6 +228,7 @@ export class ReassignmentAdmin {
     topics: readonly string[],
     brokers: readonly number[],
     replicationFactor?: number,
+    includeInternal = false,
   ): Promise<{ current: PlannedPartition[]; proposed: PlannedPartition[] }> {
     const all = this.meta.listTopics();
     const known = new Set(this.meta.listBrokers().map((b) => b.nodeId));
@@ -235,13 +236,15 @@ export class ReassignmentAdmin {
     if (unknown !== undefined) {
       throw new MetaError("INVALID_REPLICA_ASSIGNMENT", `broker ${unknown} is not registered`);
     }
-    const chosen = topics.length === 0 ? all.filter((t) => !t.internal) : topics.map((n) => {
-      const t = all.find((x) => x.name === n);
-      if (t === undefined) {
-        throw new MetaError("UNKNOWN_TOPIC_OR_PARTITION", `No such topic as ${n}`);
-      }
-      return t;
-    });
+    const chosen = topics.length === 0
+      ? all.filter((t) => includeInternal || !t.internal)
+      : topics.map((n) => {
+        const t = all.find((x) => x.name === n);
+        if (t === undefined) {
+          throw new MetaError("UNKNOWN_TOPIC_OR_PARTITION", `No such topic as ${n}`);
+        }
+        return t;
+      });
     const racks = new Map(this.meta.listBrokers().map((b) => [b.nodeId, b.rack ?? null]));
     const parts = [];
     for (const t of chosen) {

@@ -89,6 +89,9 @@ const GenerateBody = z.object({
   replication_factor: z.number().int().min(1).max(1000).optional().openapi({
     description: "a new replication factor for every partition (default: each keeps its own)",
   }),
+  include_internal: z.boolean().optional().openapi({
+    description: "with an empty topic list, internal topics (__consumer_offsets) too",
+  }),
 });
 
 const Assignment = z.object({
@@ -274,7 +277,12 @@ export function reassignmentRoutes(app: OpenAPIHono, ctx: HttpContext) {
     }),
     async (c) => {
       const b = valid(c, "json", GenerateBody);
-      const g = await adminOf(ctx).generate(b.topics, b.brokers, b.replication_factor);
+      const g = await adminOf(ctx).generate(
+        b.topics,
+        b.brokers,
+        b.replication_factor,
+        b.include_internal ?? false,
+      );
       return c.json({
         current: { version: 1 as const, partitions: g.current },
         proposed: { version: 1 as const, partitions: g.proposed },

@@ -86,9 +86,14 @@ test("topic, produce, consume, group and cluster commands", () => {
   const none = cli(["cluster", "join-token", "--data-dir", b.dataDir + "-nope"]);
   expect(none.code).toBe(1);
   expect(none.err).toContain("no join token in");
-  // remove-node: a broker that is not a member is reported; the leader itself is refused.
+  // remove-node: a broker that is not a member is reported; one that holds replicas is refused
+  // (they would have nowhere to go); the leader itself is refused by the server.
   expect(cli(["cluster", "remove-node", "7"]).out).toContain("broker 7 is not a member");
-  const self = cli(["cluster", "remove-node", "0"]);
+  const holds = cli(["cluster", "remove-node", "0"]);
+  expect(holds.code).toBe(1);
+  expect(holds.err).toMatch(/broker 0 still holds \d+ replica\(s\) \(__consumer_offsets-0/);
+  expect(holds.err).toContain("--move-replicas");
+  const self = cli(["cluster", "remove-node", "0", "--ignore-replicas"]);
   expect(self.code).toBe(1);
   expect(self.err).toContain("409");
   expect(self.err).toContain("cannot remove itself");

@@ -213,6 +213,12 @@ export class Broker {
   /** partition-manager #assignment + Replica.update. */
   reconcile(): void {
     const p = this.meta.part;
+    if (!p.replicas.includes(this.id)) {
+      // partition-manager syncTopic: a replica a reassignment moved away loses its log, once
+      // this broker may lead (it has caught up on metadata since it registered).
+      if (this.canLead && (this.log.length > 0 || this.leaderEpoch >= 0)) this.#deleteLog();
+      return;
+    }
     const gated = p.leader === this.id && !this.canLead;
     const a = {
       leader: p.leader,
@@ -453,6 +459,29 @@ export class Broker {
       return;
     }
     this.#startSync();
+  }
+
+  /** #dropLog: the replica object closes (its waiters answered) and its log is deleted. */
+  #deleteLog(): void {
+    this.#log(`broker ${this.id} is no replica any more: log of ${this.logEnd} deleted`);
+    if (this.core !== null) this.#becomeFollower();
+    this.env.counts.logsDeleted++;
+    this.log.length = 0;
+    this.durableEnd = 0;
+    this.epochs = new LeaderEpochCache();
+    this.gen++;
+    this.syncing = false;
+    this.waitSync = false;
+    this.followerHw = 0;
+    this.seenHw = 0;
+    this.hwCheckpoint = 0;
+    this.fetchOut = null;
+    // A new Replica if it is added again: it applies that assignment as new.
+    this.leader = -1;
+    this.leaderEpoch = -1;
+    this.partitionEpoch = -1;
+    this.replicas = [];
+    this.isr = [];
   }
 
   /** PartitionLog.truncateTo. */

@@ -23,5 +23,6 @@ export const campaign: Campaign = {
       log: o.verbose ? o.log : undefined,
       strikeFences: process.env.REPLICATION_SIM_STRIKE_FENCES === "1",
       repairElections: process.env.REPLICATION_SIM_NO_REPAIR !== "1",
+      reassign: process.env.REPLICATION_SIM_REASSIGN === "1",
     }),
 };

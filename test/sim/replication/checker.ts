@@ -13,7 +13,9 @@
 // (7) the metadata quorum: at most one Raft leader per term, log matching, leader completeness,
 //     committed metadata never diverges (same record at each index on every broker, same state
 //     after it, snapshots included) — test/sim/raft's checker, run over the brokers' Raft nodes;
-// (8) in every broker's applied metadata, partition epochs and leader epochs only grow.
+// (8) in every broker's applied metadata, partition epochs and leader epochs only grow;
+// (9) a reassignment's replica set is its original set while queued, original ∪ target while
+//     copying, and it ends on the target (completed) or on the original set (cancelled).
 import type { RaftNode } from "../../../src/cluster/raft/node.ts";
 import type { Entry } from "../../../src/cluster/raft/types.ts";
 import type { MetaError } from "../../../src/meta/errors.ts";
@@ -240,9 +242,48 @@ export class MetaChecker {
       }
     } else if (p.isr.length < before.isr.length) this.counts.isrShrinks++;
     else if (p.isr.length > before.isr.length) this.counts.isrExpands++;
+    this.#reassignment(r, before, p, index);
     this.log(
       `committed ${index}: leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}] pe ${p.partitionEpoch} (${r.reason})`,
     );
+  }
+
+  /**
+   * A reassignment only passes through the states the protocol allows: queued on its original
+   * replicas, started on original ∪ target, ended on the target (completed, every adding replica
+   * in the ISR before) or on the original set (cancelled).
+   */
+  #reassignment(
+    r: Extract<MetadataRecord, { type: "PartitionChanged" }>,
+    before: PartitionRow,
+    p: PartitionRow,
+    index: number,
+  ): void {
+    const same = (a: readonly number[], b: readonly number[]) =>
+      a.length === b.length && a.every((x) => b.includes(x));
+    const ra = p.reassignment;
+    if (ra) {
+      const union = [...ra.original, ...ra.target.filter((id) => !ra.original.includes(id))];
+      if (!same(p.replicas, ra.started ? union : ra.original)) {
+        this.fail(`(9) replicas [${p.replicas}] during a move [${ra.original}] -> [${ra.target}]`);
+      }
+      return;
+    }
+    const was = before.reassignment;
+    if (!was) return;
+    if (r.reason?.includes("cancelled")) {
+      this.counts.reassignCancelled++;
+      if (!same(p.replicas, was.original)) {
+        this.fail(
+          `(9) a cancelled move ended on [${p.replicas}], not its original [${was.original}]`,
+        );
+      }
+      return;
+    }
+    this.counts.reassignCompleted++;
+    if (!same(p.replicas, was.target)) {
+      this.fail(`(9) a move to [${was.target}] ended on [${p.replicas}] at ${index}`);
+    }
   }
 
   #online(s: MetaState, index: number): void {

@@ -85,6 +85,12 @@ const COUNTS = [
   "repairedElections",
   "snapshotInstalls",
   "snapshotsTaken",
+  "logsDeleted",
+  "reassignSubmits",
+  "reassignCancels",
+  "reassignRefused",
+  "reassignCompleted",
+  "reassignCancelled",
 ];
 
 export class ReplicationCluster implements Env {
@@ -330,7 +336,8 @@ export class ReplicationCluster implements Env {
     const meta = this.latest();
     const p = meta.part;
     if (p.leader === NO_LEADER) return "no leader";
-    if (p.isr.length !== BROKERS.length) return `ISR [${p.isr}]`;
+    if (p.reassignment) return `reassignment to [${p.reassignment.target}] in flight`;
+    if (p.isr.length !== p.replicas.length) return `ISR [${p.isr}] of [${p.replicas}]`;
     const l = this.brokers.get(p.leader)!;
     if (!l.up || l.core === null || l.leaderEpoch !== p.leaderEpoch) {
       return `leader ${l.id} not acting`;
@@ -341,7 +348,9 @@ export class ReplicationCluster implements Env {
     }
     const applied = Math.max(...[...this.brokers.values()].map((b) => b.applied));
     for (const b of this.brokers.values()) {
-      if (b.logEnd !== l.logEnd) return `broker ${b.id} log end ${b.logEnd} vs leader ${l.logEnd}`;
+      // A broker a reassignment moved away holds no log.
+      const end = p.replicas.includes(b.id) ? l.logEnd : 0;
+      if (b.logEnd !== end) return `broker ${b.id} log end ${b.logEnd} vs ${end}`;
       if (b.applied !== applied) return `broker ${b.id} applied ${b.applied} of ${applied}`;
     }
     if (this.clients.waiting) return "a produce request still waits";
@@ -349,7 +358,12 @@ export class ReplicationCluster implements Env {
   }
 
   finalChecks(): void {
+    const replicas = this.latest().part.replicas;
     for (const b of this.brokers.values()) {
+      if (!replicas.includes(b.id)) {
+        if (b.logEnd !== 0) this.check.fail(`broker ${b.id} is no replica but holds a log`);
+        continue;
+      }
       this.check.holdsAcked(`final log of broker ${b.id}`, b.log);
       this.check.holdsSeen(`final log of broker ${b.id}`, b.log);
       const ids = new Set<string>();
@@ -360,6 +374,7 @@ export class ReplicationCluster implements Env {
     }
     const l = this.brokers.get(this.latest().part.leader)!;
     for (const b of this.brokers.values()) {
+      if (!replicas.includes(b.id)) continue;
       for (let o = 0; o < l.logEnd; o++) {
         if (b.log[o].id !== l.log[o].id) this.check.fail(`(2) final logs differ at ${o}`);
       }

@@ -21,10 +21,22 @@ import {
 import type { MetadataRecord } from "../../../src/meta/records.ts";
 import { planted } from "../../../src/replication/planted.ts";
 import { SessionTracker } from "../../../src/replication/sessions.ts";
+import {
+  cancelReassignment,
+  reassignmentSteps,
+  submitReassignment,
+} from "../../../src/replication/reassignment.ts";
 import type { Broker } from "./broker.ts";
 import type { Env } from "./cluster.ts";
 import type { Proposal } from "./metadata.ts";
-import { PREFERRED_EVERY_MS, registration, SESSIONS, TOPIC, TOPIC_ID } from "./model.ts";
+import {
+  MIN_INSYNC,
+  PREFERRED_EVERY_MS,
+  registration,
+  SESSIONS,
+  TOPIC,
+  TOPIC_ID,
+} from "./model.ts";
 
 type Step<T = void> = Generator<Proposal[], T, void>;
 
@@ -168,6 +180,43 @@ export class Controller {
     if (this.env.repairElections && !this.#busy.has("repair") && this.#owed().length > 0) {
       this.#serial("repair", () => this.#repair());
     }
+    // ControllerService.#reassignSteps: moves start and complete from the committed state alone,
+    // so a new controller carries on its predecessor's.
+    if (this.b.meta.part.reassignment && !this.#busy.has("reassign")) {
+      this.#serial("reassign", () => this.#reassignSteps());
+    }
+  }
+
+  *#reassignSteps(): Step {
+    if (!this.active) return;
+    yield* this.#apply(reassignmentSteps([this.#view()], this.#live(), () => MIN_INSYNC, 1));
+  }
+
+  /**
+   * An operator's request reaches this controller (ControllerService.reassign): a move to
+   * `target`, or a cancel (null). Refusals (a move in progress, nothing to cancel, no original
+   * replica in sync) are counted, not failures.
+   */
+  reassign(target: number[] | null): void {
+    if (!this.#ensureTerm()) return;
+    this.#serial("reassign-request", () => this.#reassignRequest(target));
+  }
+
+  *#reassignRequest(target: number[] | null): Step {
+    if (!this.active) return;
+    const p = this.#view();
+    const c = target === null
+      ? cancelReassignment(p, this.#live())
+      : submitReassignment(p, target, (id) => this.b.meta.brokers.has(id));
+    if (c === null) return;
+    if ("errorCode" in c) {
+      this.env.counts.reassignRefused++;
+      this.env.log(`broker ${this.id} (controller): refused: ${c.message}`);
+      return;
+    }
+    if (target === null) this.env.counts.reassignCancels++;
+    else this.env.counts.reassignSubmits++;
+    yield* this.#apply([c]);
   }
 
   /**

@@ -10,7 +10,12 @@
 import type { Message, RaftOptions } from "../../../src/cluster/raft/types.ts";
 import { MetaError } from "../../../src/meta/errors.ts";
 import { changedPartition, type PartitionRow } from "../../../src/meta/partition-rules.ts";
-import { encodeRecord, type MetadataRecord, parseRecord } from "../../../src/meta/records.ts";
+import {
+  encodeRecord,
+  type MetadataRecord,
+  parseRecord,
+  type ReassignmentState,
+} from "../../../src/meta/records.ts";
 import type { ReplicaFetchResult } from "../../../src/replication/follower.ts";
 
 export const BROKERS = [1, 2, 3] as const;
@@ -135,21 +140,41 @@ export function cloneMeta(s: MetaState): MetaState {
 export function metaImage(s: MetaState): string {
   const bs = [...s.brokers].sort((a, b) => a[0] - b[0]).map(([id, b]) => [id, b.fenced, b.epoch]);
   const p = s.part;
-  return JSON.stringify([bs, p.leader, p.leaderEpoch, p.partitionEpoch, p.replicas, p.isr]);
+  // A reassignment in flight is appended only when there is one: runs without reassignments
+  // keep the images (and so the hashes and traces) they always had.
+  return JSON.stringify([
+    bs,
+    p.leader,
+    p.leaderEpoch,
+    p.partitionEpoch,
+    p.replicas,
+    p.isr,
+    ...(p.reassignment ? [p.reassignment] : []),
+  ]);
 }
 
 export function parseImage(data: string): MetaState {
-  const [bs, leader, leaderEpoch, partitionEpoch, replicas, isr] = JSON.parse(data) as [
+  const [bs, leader, leaderEpoch, partitionEpoch, replicas, isr, reassignment] = JSON.parse(
+    data,
+  ) as [
     [number, boolean, number][],
     number,
     number,
     number,
     number[],
     number[],
+    ReassignmentState | undefined,
   ];
   return {
     brokers: new Map(bs.map(([id, fenced, epoch]) => [id, { fenced, epoch }])),
-    part: { leader, leaderEpoch, partitionEpoch, replicas, isr },
+    part: {
+      leader,
+      leaderEpoch,
+      partitionEpoch,
+      replicas,
+      isr,
+      ...(reassignment ? { reassignment } : {}),
+    },
   };
 }
 

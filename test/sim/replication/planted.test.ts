@@ -4,10 +4,12 @@
 // printed here is the one in docs/replication-sim.md.
 import { afterEach, expect, test } from "bun:test";
 import { planted, type PlantedBug } from "../../../src/replication/planted.ts";
-import { runReplicationSeed } from "./scenario.ts";
+import { type ReplicationRunOptions, runReplicationSeed } from "./scenario.ts";
 
-/** Seeds each bug must be caught within, and the invariant expected to catch it. */
-const CAUGHT: [PlantedBug, number, RegExp][] = [
+const REASSIGN: ReplicationRunOptions = { reassign: true };
+
+/** Seeds each bug must be caught within, the invariant expected to catch it, and run options. */
+const CAUGHT: [PlantedBug, number, RegExp, ReplicationRunOptions?][] = [
   ["hw-majority-of-replicas", 200, /^\(1\)|^\(3\)/],
   ["truncate-to-hw", 200, /liveness|^\(2\)|^\(3\)/],
   ["shrink-counts-before-commit", 200, /^\(1\)|^\(3\)/],
@@ -23,6 +25,11 @@ const CAUGHT: [PlantedBug, number, RegExp][] = [
   ["election-keeps-leader-epoch", 50, /^\(5\)/],
   // Needs a controller deciding from a view without its predecessor's last records.
   ["decision-without-partition-epoch", 2000, /^\(5\)|^\(1\)|^\(2\)|^\(3\)/],
+  // Reassignments (operators moving and cancelling during the chaos): a move switched to its
+  // target before the adding replicas copied elects one that lacks records; a cancel that
+  // restores the original ISR puts a lagging replica back in it.
+  ["reassign-isr-is-target", 200, /^\(5\)|^\(1\)|^\(3\)/, REASSIGN],
+  ["cancel-isr-is-original", 300, /^\(1\)|^\(3\)|^\(5\)/, REASSIGN],
 ];
 
 /** Not caught by this model within the budget (see the doc): reported, not asserted. */
@@ -34,12 +41,13 @@ const UNCAUGHT: [PlantedBug, number][] = [
 function firstFailure(
   bug: PlantedBug,
   budget: number,
+  o: ReplicationRunOptions = {},
 ): { seed: number; failure: string } | undefined {
   planted.clear();
   planted.add(bug);
   try {
     for (let seed = 1; seed <= budget; seed++) {
-      const out = runReplicationSeed(seed);
+      const out = runReplicationSeed(seed, o);
       if (out.failure !== undefined) return { seed, failure: out.failure };
     }
     return undefined;
@@ -51,9 +59,9 @@ function firstFailure(
 const rows: string[] = [];
 afterEach(() => planted.clear());
 
-for (const [bug, budget, expected] of CAUGHT) {
+for (const [bug, budget, expected, o] of CAUGHT) {
   test(`planted bug "${bug}" is caught within ${budget} seeds`, () => {
-    const r = firstFailure(bug, budget);
+    const r = firstFailure(bug, budget, o);
     rows.push(`| \`${bug}\` | ${r?.seed ?? `not in ${budget}`} | ${r?.failure ?? ""} |`);
     expect(r).toBeDefined();
     expect(r!.failure).toMatch(expected);

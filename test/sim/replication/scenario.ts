@@ -29,6 +29,12 @@ export interface ReplicationRunOptions {
    * (REPLICATION_SIM_NO_REPAIR=1 for scripts/sim.ts).
    */
   repairElections?: boolean;
+  /**
+   * Operators reassign the partition during the chaos: moves to random replica sets of 2 or 3
+   * brokers (so replicas leave, lose their logs, and come back empty to copy everything) and
+   * cancels, sent to whichever broker runs the controller (REPLICATION_SIM_REASSIGN=1).
+   */
+  reassign?: boolean;
 }
 
 export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}): SeedOutcome {
@@ -124,11 +130,28 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
     });
   };
 
+  // Reassignments draw from a stream of their own: runs without them replay as before.
+  const ops = o.reassign ? c.rng.fork() : undefined;
+  const reassignOp = () => {
+    if (ops === undefined) return;
+    const ctl = c.controller();
+    if (ctl < 0) return;
+    const b = c.brokers.get(ctl)!;
+    if (!b.up || b.paused) return;
+    let target: number[] | null = null;
+    if (ops.chance(0.7)) {
+      target = ops.shuffle([...BROKERS]).slice(0, ops.int(2, 4));
+    }
+    c.log(`operator: ${target === null ? "cancel" : `move to [${target}]`} (controller ${ctl})`);
+    b.ctl.reassign(target);
+  };
+
   let failure: string | undefined;
   let settledAt = -1;
   try {
     let t = 0;
     let nextFault = rng.int(300, 1000);
+    let nextOp = ops?.int(200, 1200) ?? Infinity;
     while (t < CHAOS_MS) {
       t = Math.min(CHAOS_MS, t + 50);
       c.runUntil(t);
@@ -137,6 +160,10 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
       if (t >= nextFault) {
         fault();
         nextFault = t + rng.int(150, 900);
+      }
+      if (t >= nextOp) {
+        reassignOp();
+        nextOp = t + ops!.int(300, 1500);
       }
     }
     // Heal: the network, every paused and crashed broker.

@@ -55,6 +55,44 @@ test(`replication simulation: ${SEEDS} seeds`, () => {
   }
 }, 120_000);
 
+/** Fewer seeds with reassignments: each moves and cancels several times under the same chaos. */
+const REASSIGN_SEEDS = 300;
+
+test(`replication simulation with reassignments: ${REASSIGN_SEEDS} seeds`, () => {
+  const failures: string[] = [];
+  const totals: Record<string, number> = {};
+  const t0 = performance.now();
+  for (let seed = 1; seed <= REASSIGN_SEEDS; seed++) {
+    const out = runReplicationSeed(seed, { reassign: true });
+    if (out.failure !== undefined) {
+      failures.push(
+        `seed ${seed}: ${out.failure} (REPLICATION_SIM_REASSIGN=1 npm run sim -- replication --seeds 1 --from ${seed} --verbose)`,
+      );
+    }
+    for (const [k, v] of Object.entries(out.counts)) totals[k] = (totals[k] ?? 0) + v;
+  }
+  console.log(
+    `replication sim with reassignments: ${REASSIGN_SEEDS} seeds in ${
+      ((performance.now() - t0) / 1000).toFixed(1)
+    } s, totals ${JSON.stringify(totals)}`,
+  );
+  expect(failures).toEqual([]);
+  for (
+    const k of [
+      "reassignSubmits",
+      "reassignCancels",
+      "reassignCompleted",
+      "reassignCancelled",
+      "reassignRefused",
+      "logsDeleted",
+      "controllerTakeovers",
+      "acked",
+    ]
+  ) {
+    expect(totals[k]).toBeGreaterThan(0);
+  }
+}, 120_000);
+
 test("the same seed replays exactly", () => {
   const run = () => {
     const trace: string[] = [];
