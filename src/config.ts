@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { explainParseError } from "./cli/parse-error.ts";
+import { didYouMean } from "./cli/suggest.ts";
 import { tokenProblem } from "./cluster/auth.ts";
 import { isSaslMechanism, SASL_MECHANISMS, type SaslMechanism } from "./kafka/sasl/exchange.ts";
 
@@ -586,7 +587,7 @@ export function usage(version: string): string {
   ]);
   rows.push([
     "--config FILE",
-    "read settings from a JSON or TOML file (keys are flag names)  [BROKER_CONFIG]",
+    "read settings from a YAML, TOML or JSON file (keys are flag names)  [BROKER_CONFIG]",
   ]);
   rows.push([
     "--topic-default KEY=VALUE",
@@ -611,18 +612,20 @@ function readConfigFile(path: string): Record<string, unknown> {
   } catch (e) {
     throw new ConfigError(`--config: cannot read ${path}: ${(e as Error).message}`);
   }
+  // By extension: .toml, .yaml/.yml, else JSON.
+  const kind = /\.toml$/i.test(path) ? "TOML" : /\.ya?ml$/i.test(path) ? "YAML" : "JSON";
   try {
-    const obj = path.endsWith(".toml") ? Bun.TOML.parse(text) : JSON.parse(text);
+    const obj = kind === "TOML"
+      ? Bun.TOML.parse(text)
+      : kind === "YAML"
+      ? Bun.YAML.parse(text)
+      : JSON.parse(text);
     if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
-      throw new Error("not an object");
+      throw new Error("not a mapping of settings");
     }
     return obj as Record<string, unknown>;
   } catch (e) {
-    throw new ConfigError(
-      `--config: ${path} is not valid ${path.endsWith(".toml") ? "TOML" : "JSON"}: ${
-        (e as Error).message
-      }`,
-    );
+    throw new ConfigError(`--config: ${path} is not valid ${kind}: ${(e as Error).message}`);
   }
 }
 
@@ -651,7 +654,7 @@ export function parseCommandLine(
   try {
     ({ values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true }));
   } catch (e) {
-    throw new ConfigError(explainParseError(e));
+    throw new ConfigError(explainParseError(e, Object.keys(options)));
   }
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
@@ -661,7 +664,9 @@ export function parseCommandLine(
   const known = new Set([...OPTIONS.map((o) => o.flag), "topic-defaults"]);
   for (const k of Object.keys(file)) {
     if (!known.has(k)) {
-      throw new ConfigError(`--config: unknown key ${JSON.stringify(k)} in ${configPath}`);
+      throw new ConfigError(
+        `--config: unknown key ${JSON.stringify(k)} in ${configPath}${didYouMean(k, known)}`,
+      );
     }
   }
 

@@ -52,6 +52,33 @@ describe("config", () => {
     expect(c2.topicDefaults["retention.ms"]).toBe("5");
   });
 
+  test("YAML config file (.yaml and .yml), with topic defaults; bad YAML named as YAML", () => {
+    const dir = tempDir();
+    const file = join(dir, "b.yaml");
+    writeFileSync(
+      file,
+      '# a comment\nkafka-addr: "127.0.0.1:19093"\nnode-id: 4\ntopic-defaults:\n  retention.ms: 2000\n',
+    );
+    const c = run(["--config", file]);
+    expect(c.kafkaAddr.port).toBe(19093);
+    expect(c.nodeId).toBe(4);
+    expect(c.topicDefaults["retention.ms"]).toBe("2000");
+    const yml = join(dir, "b.yml");
+    writeFileSync(yml, "http-addr: 127.0.0.1:7\n");
+    expect(run([], { BROKER_CONFIG: yml }).httpAddr.port).toBe(7);
+    const bad = join(dir, "bad.yaml");
+    writeFileSync(bad, "kafka-addr: [unclosed\n");
+    expect(() => run(["--config", bad])).toThrow(/not valid YAML/);
+    writeFileSync(bad, "- a list\n- not settings\n");
+    expect(() => run(["--config", bad])).toThrow(/not valid YAML/);
+    writeFileSync(bad, "data-dri: /x\n");
+    expect(() => run(["--config", bad])).toThrow(/unknown key "data-dri" .*did you mean data-dir/);
+  });
+
+  test("a mistyped flag gets a suggestion", () => {
+    expect(() => parseCommandLine(["--data-dri", "x"], {})).toThrow(/did you mean --data-dir\?/);
+  });
+
   test.each([
     [["--kafka-addr", "nope"]],
     [["--kafka-addr", "h:99999"]],

@@ -1,7 +1,7 @@
-// npm run bench [-- --quick] [-- --no-docs] [-- --section suite|replicated|all]: our broker side by
+// npm run bench [-- --quick] [-- --no-docs] [-- --section suite|replicated|cli|all]: our broker side by
 // side with NATS JetStream and Redis Streams, plus the client's ceiling and the machine's limits
 // ("suite"), and three of our brokers (RF 3, acks=all) against a three-server JetStream cluster
-// (R3) on the same machine ("replicated"), in one run. Prints tables of ratios, writes the
+// (R3) on the same machine ("replicated"), and the binary's CLI against kcat ("cli"), in one run. Prints tables of ratios, writes the
 // generated blocks of docs/benchmarks.md and docs/benchmarks-chart.svg (suite).
 // Every server it starts is stopped, also on failure or Ctrl-C.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -34,9 +34,10 @@ import { buildReport, docBlock, targetsText, textTable, writeDoc } from "./suite
 import { chartSvg } from "./suite/chart.ts";
 import { buildReplTools, replicated, replPlan } from "./suite/replicated.ts";
 import { buildReplReport, replDocBlock, writeReplDoc } from "./suite/repl-report.ts";
+import { cliBench, cliDocBlock, cliPlan, cliTable, writeCliDoc } from "./suite/cli.ts";
 
 const repo = join(import.meta.dir, "..", "..");
-const SECTIONS = ["all", "suite", "replicated"] as const;
+const SECTIONS = ["all", "suite", "replicated", "cli"] as const;
 const args = new Set<string>();
 let section: (typeof SECTIONS)[number] = "all";
 const argv = process.argv.slice(2);
@@ -108,7 +109,7 @@ process.on("SIGINT", () => {
 
 async function main(): Promise<number> {
   log(
-    `bench ${section === "all" ? "suite and replicated" : section} (${
+    `bench ${section === "all" ? "suite, replicated and cli" : section} (${
       quick ? "quick" : "full"
     }), ` +
       `scratch ${dir}, load average ${loadStart}`,
@@ -122,8 +123,13 @@ async function main(): Promise<number> {
   );
   log(`versions: ${Object.entries(machine.versions).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   let errors = 0;
-  if (section !== "replicated") errors += await suite(tools, machine);
-  if (section !== "suite" && !interrupted) errors += await replicatedSection(tools, machine);
+  if (section === "all" || section === "suite") errors += await suite(tools, machine);
+  if ((section === "all" || section === "replicated") && !interrupted) {
+    errors += await replicatedSection(tools, machine);
+  }
+  if ((section === "all" || section === "cli") && !interrupted) {
+    errors += await cliSection(tools, machine);
+  }
   return errors > 0 ? 1 : 0;
 }
 
@@ -260,6 +266,21 @@ async function replicatedSection(tools: Tools, machine: Machine): Promise<number
     log("wrote docs/benchmarks.md (replicated section)");
   }
   return res.errors.length;
+}
+
+async function cliSection(tools: Tools, machine: Machine): Promise<number> {
+  const started = new Date();
+  log("cli: broker produce/consume against kcat, one broker, interleaved");
+  const r = await cliBench(tools.broker, dir, cliPlan(quick), log, () => interrupted);
+  log("");
+  log(textTable(cliTable(r)));
+  if (r.errors.length > 0) log(`\n${r.errors.length} error(s):\n${r.errors.join("\n")}`);
+  if (!args.has("--no-docs") && !interrupted) {
+    const versions = `ours ${machine.versions.ours}, kcat ${machine.versions.kcat ?? "?"}`;
+    writeCliDoc(join(repo, "docs", "benchmarks.md"), cliDocBlock(r, started, quick, versions));
+    log("wrote docs/benchmarks.md (cli section)");
+  }
+  return r.errors.length;
 }
 
 let code = 1;

@@ -1,7 +1,7 @@
 // broker cluster join-token|remove-node (cluster status is in group.ts).
 import { readTokenFile, TOKEN_FILE, TokenFileError } from "../cluster/auth.ts";
 import { join } from "node:path";
-import { CliError } from "./client.ts";
+import { CliError, UsageError } from "./client.ts";
 import { type Command, need } from "./command.ts";
 import { json, out } from "./format.ts";
 import { type RunContext } from "./command.ts";
@@ -128,7 +128,7 @@ export const clusterCommands: Command[] = [
     async run(ctx) {
       const raw = need(ctx, 0, "node id", "cluster remove-node");
       if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
-        throw new CliError(`the node id must be an integer ≥ 0, not ${JSON.stringify(raw)}`);
+        throw new UsageError(`the node id must be an integer ≥ 0, not ${JSON.stringify(raw)}`);
       }
       const id = Number(raw);
       if (ctx.values["ignore-replicas"] !== true) {

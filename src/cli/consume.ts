@@ -1,7 +1,12 @@
 // broker consume TOPIC: read a topic (or follow it, or consume as a group member), like kcat -C.
-import { ApiClient, CliError, enc } from "./client.ts";
+// Any broker serves any partition (it reads at the leader over the cluster port), so reads go to
+// the broker the CLI talks to; when that one stops, the client moves to another broker and a
+// follow resumes where it was (Last-Event-ID). Output is buffered and the next page is fetched
+// while the current one is printed.
+import { ApiClient, CliError, enc, UsageError } from "./client.ts";
 import { type Command, intFlag, need } from "./command.ts";
-import { out } from "./format.ts";
+import { Output } from "./output.ts";
+import { Progress } from "./progress.ts";
 
 interface Rec {
   topic: string;
@@ -13,44 +18,68 @@ interface Rec {
   headers: { key: string; value: string | null }[];
 }
 
-function printer(template: string | undefined, asJson: boolean): (r: Rec) => void {
-  if (asJson) return (r) => out(JSON.stringify(r) + "\n");
+const FIELDS = /\{(topic|partition|offset|timestamp|key|value|headers)\}/g;
+
+/** The text of a record per --format (default {value}) or --json, with its newline. */
+export function formatter(template: string | undefined, asJson: boolean): (r: Rec) => string {
+  if (asJson) return (r) => JSON.stringify(r) + "\n";
   const t = (template ?? "{value}").replaceAll("\\n", "\n").replaceAll("\\t", "\t");
-  return (r) =>
-    out(
-      t.replace(/\{(topic|partition|offset|timestamp|key|value|headers)\}/g, (_, k: string) => {
-        if (k === "headers") return r.headers.map((h) => `${h.key}=${h.value ?? ""}`).join(",");
-        const v = r[k as keyof Rec];
-        return v === null ? "" : String(v);
-      }) + "\n",
-    );
+  if (t === "{value}") return (r) => (r.value ?? "") + "\n";
+  // Split once into literal text and field names; each record only fills them in.
+  const pieces = t.split(FIELDS);
+  return (r) => {
+    let s = "";
+    for (let i = 0; i < pieces.length; i++) {
+      if (i % 2 === 0) s += pieces[i];
+      else if (pieces[i] === "headers") {
+        s += r.headers.map((h) => `${h.key}=${h.value ?? ""}`).join(",");
+      } else {
+        const v = r[pieces[i] as keyof Rec];
+        s += v === null ? "" : String(v);
+      }
+    }
+    return s + "\n";
+  };
 }
 
-async function readPartitions(
+interface Page {
+  records: Rec[];
+  next_offset: number;
+  high_watermark: number;
+}
+
+/** Records of one partition from `from` up to the high watermark as it was when read. */
+async function readPartition(
   client: ApiClient,
   topic: string,
-  partitions: number[],
+  partition: number,
   from: string,
   max: number,
-  print: (r: Rec) => void,
+  emit: (recs: Rec[]) => Promise<void>,
 ): Promise<number> {
   let n = 0;
-  for (const p of partitions) {
-    const start = isTime(from) ? `timestamp=${enc(from)}` : `offset=${from}`;
-    let q = start;
-    // Bounded: each round returns records or reaches the high watermark.
-    for (let round = 0; round < 1_000_000 && n < max; round++) {
-      const r = await client.call<{ records: Rec[]; next_offset: number; high_watermark: number }>(
-        "GET",
-        `/topics/${enc(topic)}/partitions/${p}/records?${q}&format=text&limit=${
-          Math.min(10_000, max - n)
-        }`,
-      );
-      for (const rec of r.records) print(rec);
-      n += r.records.length;
-      if (r.next_offset >= r.high_watermark || r.records.length === 0) break;
-      q = `offset=${r.next_offset}`;
-    }
+  const page = (q: string, limit: number) =>
+    client.call<Page>(
+      "GET",
+      `/topics/${enc(topic)}/partitions/${partition}/records?${q}&format=text&limit=${limit}` +
+        "&max_bytes=8388608",
+      undefined,
+      { retry: true },
+    );
+  let next: Promise<Page> | undefined = page(
+    isTime(from) ? `timestamp=${enc(from)}` : `offset=${from}`,
+    Math.min(10_000, max),
+  );
+  // Bounded: each page returns records or reaches the high watermark.
+  for (let round = 0; round < 10_000_000 && next !== undefined; round++) {
+    const r: Page = await next;
+    const got = r.records.length;
+    const done = got === 0 || r.next_offset >= r.high_watermark || n + got >= max;
+    // The next page is on its way while this one is printed.
+    next = done ? undefined : page(`offset=${r.next_offset}`, Math.min(10_000, max - n - got));
+    const take = n + got > max ? r.records.slice(0, max - n) : r.records;
+    n += take.length;
+    await emit(take);
   }
   return n;
 }
@@ -69,43 +98,72 @@ function streamFrom(from: string): string {
   return from;
 }
 
+/**
+ * The live tail (NDJSON). A broken stream (the broker stopped) is resumed on another broker
+ * from the positions delivered so far: Last-Event-ID "p:last,q:next,…".
+ */
 async function follow(
   client: ApiClient,
   topic: string,
   from: string,
   partition: number | undefined,
   max: number,
-  print: (r: Rec) => void,
+  emit: (recs: Rec[]) => Promise<void>,
 ): Promise<void> {
-  const res = await client.raw(
-    "GET",
-    `/topics/${enc(topic)}/records?follow=true&from=${enc(streamFrom(from))}&format=text`,
-    { headers: { accept: "application/x-ndjson" } },
-  );
-  if (!res.ok || !res.body) {
-    const text = await res.text();
-    let msg = text;
-    try {
-      msg = JSON.parse(text).message ?? text;
-    } catch { /* not JSON */ }
-    throw new CliError(`${res.status}: ${msg}${client.hint(res.status)}`);
-  }
-  const decoder = new TextDecoder();
-  let buf = "";
+  await client.discover();
+  const delivered = new Map<number, number>(); // partition -> last offset printed
   let n = 0;
-  for await (const chunk of res.body) {
-    buf += decoder.decode(chunk, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (line === "") continue; // heartbeat
-      const r = JSON.parse(line) as Rec & { error_code?: number; message?: string };
-      if (r.error_code !== undefined) throw new CliError(r.message ?? "stream ended");
-      if (partition !== undefined && r.partition !== partition) continue;
-      print(r);
-      if (++n >= max) return;
+  for (let attempt = 0; n < max; attempt++) {
+    const resume = [...delivered];
+    const headers: Record<string, string> = { accept: "application/x-ndjson" };
+    if (resume.length > 0) {
+      headers["last-event-id"] = resume.map(([p, o], i) => `${p}:${i === 0 ? o : o + 1}`)
+        .join(",");
     }
+    let res: Response;
+    try {
+      res = await client.raw(
+        "GET",
+        `/topics/${enc(topic)}/records?follow=true&from=${
+          enc(streamFrom(from))
+        }&format=text&heartbeat_ms=5000`,
+        { headers },
+        { retry: true, timeoutMs: null },
+      );
+    } catch (e) {
+      throw e instanceof CliError ? e : new CliError((e as Error).message);
+    }
+    if (!res.ok || !res.body) await client.answer(res); // throws with the server's message
+    const decoder = new TextDecoder();
+    let buf = "";
+    try {
+      for await (const chunk of res.body!) {
+        buf += decoder.decode(chunk, { stream: true });
+        const recs: Rec[] = [];
+        let nl;
+        let start = 0;
+        while ((nl = buf.indexOf("\n", start)) >= 0 && n + recs.length < max) {
+          const line = buf.slice(start, nl);
+          start = nl + 1;
+          if (line.trim() === "") continue; // heartbeat
+          const r = JSON.parse(line) as Rec & { error_code?: number; message?: string };
+          if (r.error_code !== undefined) throw new CliError(r.message ?? "stream ended");
+          delivered.set(r.partition, r.offset);
+          if (partition !== undefined && r.partition !== partition) continue;
+          recs.push(r);
+        }
+        buf = buf.slice(start);
+        n += recs.length;
+        if (recs.length > 0) await emit(recs);
+        if (n >= max) return;
+      }
+    } catch (e) {
+      if (e instanceof CliError) throw e;
+      // The connection broke: resume below.
+    }
+    // The stream ended without an error line: the broker went away. Resume on any broker.
+    client.next();
+    await Bun.sleep(Math.min(100 * 2 ** Math.min(attempt, 4), 2000));
   }
 }
 
@@ -116,13 +174,15 @@ async function consumeGroup(
   from: string,
   keepGoing: boolean,
   max: number,
-  print: (r: Rec) => void,
+  emit: (recs: Rec[]) => Promise<void>,
 ): Promise<void> {
+  await client.discover();
   const join = (memberId?: string) =>
     client.call<{ member_id: string; generation_id: number }>(
       "POST",
       `/groups/${enc(group)}/members`,
       { topics: [topic], member_id: memberId, client_id: "broker-cli" },
+      { retry: true },
     );
   let m = await join();
   let stopping = false;
@@ -144,6 +204,8 @@ async function consumeGroup(
           }&generation_id=${m.generation_id}&max_wait_ms=${
             keepGoing ? 2000 : 500
           }&format=text&reset=${reset}&limit=${Math.min(10_000, max - n)}`,
+          undefined,
+          { retry: true },
         );
       } catch (e) {
         // The group rebalanced (a member came or went): rejoin as the same member.
@@ -153,14 +215,16 @@ async function consumeGroup(
         }
         throw e;
       }
-      for (const rec of r.records) print(rec);
       n += r.records.length;
       if (r.records.length > 0) {
+        await emit(r.records);
         await client.call("POST", `/groups/${enc(group)}/offsets`, {
           member_id: m.member_id,
           generation_id: m.generation_id,
           cursor: r.cursor,
-        }).catch(() => {/* a rebalance: the next fetch rejoins; records may repeat */});
+        }, { retry: true }).catch(
+          () => {/* a rebalance: the next fetch rejoins; records may repeat */},
+        );
       } else if (!keepGoing) break;
     }
   } finally {
@@ -168,6 +232,28 @@ async function consumeGroup(
       () => {},
     );
   }
+}
+
+interface TopicView {
+  partitions: {
+    partition: number;
+    log_start_offset: number | null;
+    high_watermark: number | null;
+  }[];
+}
+
+/** Records a bounded read will print, when the start and the partitions' offsets tell. */
+function expected(parts: TopicView["partitions"], from: string): number | undefined {
+  let total = 0;
+  for (const p of parts) {
+    if (p.high_watermark === null || p.log_start_offset === null) return undefined;
+    if (from === "earliest") total += p.high_watermark - p.log_start_offset;
+    else if (from === "latest") continue;
+    else if (/^\d{1,12}$/.test(from)) {
+      total += Math.max(0, p.high_watermark - Math.max(Number(from), p.log_start_offset));
+    } else return undefined;
+  }
+  return total;
 }
 
 export const consumeCommand: Command = {
@@ -202,63 +288,64 @@ export const consumeCommand: Command = {
     const topic = need(ctx, 0, "topic", "consume");
     const from = (ctx.values.from as string | undefined) ?? "earliest";
     if (isTime(from) && Number.isNaN(/^\d+$/.test(from) ? Number(from) : Date.parse(from))) {
-      throw new CliError(
+      throw new UsageError(
         `--from must be earliest, latest, an offset or a time (ISO-8601 or epoch ms), not ${from}`,
       );
     }
     const partition = intFlag(ctx.values.partition, "partition");
     const max = intFlag(ctx.values.count, "count") ?? Number.MAX_SAFE_INTEGER;
-    const print = printer(ctx.values.format as string | undefined, ctx.json);
+    if (max < 0) throw new UsageError("--count must be ≥ 0");
+    const fmt = formatter(ctx.values.format as string | undefined, ctx.json);
+    const output = new Output();
     const group = ctx.values.group as string | undefined;
-    if (group !== undefined) {
-      await consumeGroup(ctx.client, group, topic, from, ctx.values.follow === true, max, print);
+    const follows = ctx.values.follow === true;
+    // Progress only for bounded reads: a follow or a group member waits, and the wait is not
+    // progress to report.
+    const progress = new Progress({
+      verb: "consumed",
+      // Not over the records themselves when both go to the terminal.
+      enabled: !follows && group === undefined && process.stderr.isTTY === true &&
+        process.stdout.isTTY !== true,
+    });
+    const emit = async (recs: Rec[]) => {
+      let bytes = 0;
+      for (const r of recs) {
+        const s = fmt(r);
+        bytes += s.length;
+        output.push(s);
+      }
+      progress.add(recs.length, bytes);
+      // Followers see each batch at once; bulk reads leave it to the buffer.
+      if (follows || group !== undefined) await output.flush();
+      else await output.maybeFlush();
+    };
+    try {
+      if (max === 0) return 0;
+      if (group !== undefined) {
+        await consumeGroup(ctx.client, group, topic, from, follows, max, emit);
+        return 0;
+      }
+      if (follows) {
+        await follow(ctx.client, topic, from, partition, max, emit);
+        return 0;
+      }
+      const t = await ctx.client.call<TopicView>("GET", `/topics/${enc(topic)}`);
+      const parts = partition !== undefined
+        ? t.partitions.filter((p) => p.partition === partition)
+        : t.partitions;
+      if (parts.length === 0) throw new CliError(`topic ${topic} has no partition ${partition}`);
+      const total = expected(parts, from);
+      if (total !== undefined) progress.totalRecords = Math.min(total, max);
+      await ctx.client.discover();
+      let n = 0;
+      for (const p of parts) {
+        n += await readPartition(ctx.client, topic, p.partition, from, max - n, emit);
+        if (n >= max) break;
+      }
       return 0;
+    } finally {
+      progress.done();
+      await output.flush();
     }
-    if (ctx.values.follow) {
-      await follow(ctx.client, topic, from, partition, max, print);
-      return 0;
-    }
-    const t = await ctx.client.call<{ partitions: { partition: number; leader: number }[] }>(
-      "GET",
-      `/topics/${enc(topic)}`,
-    );
-    const parts = partition !== undefined
-      ? t.partitions.filter((p) => p.partition === partition)
-      : t.partitions;
-    if (parts.length === 0) throw new CliError(`topic ${topic} has no partition ${partition}`);
-    // In a cluster each partition is read from its leader's HTTP address.
-    const clients = await leaderClients(ctx.client, parts.map((p) => p.leader));
-    let n = 0;
-    for (const p of parts) {
-      const client = clients.get(p.leader) ?? ctx.client;
-      n += await readPartitions(client, topic, [p.partition], from, max - n, print);
-      if (n >= max) break;
-    }
-    return 0;
   },
 };
-
-/**
- * An API client per partition leader other than the broker the CLI talks to, from GET /cluster's
- * registered HTTP addresses (the same token is used); none on a single broker.
- */
-async function leaderClients(
-  client: ApiClient,
-  leaders: number[],
-): Promise<Map<number, ApiClient>> {
-  const out = new Map<number, ApiClient>();
-  const c = await client.call<
-    { node_id: number; brokers: { node_id: number; host: string; http_port: number }[] }
-  >(
-    "GET",
-    "/cluster",
-  );
-  for (const id of new Set(leaders)) {
-    if (id === c.node_id) continue;
-    const b = c.brokers.find((x) => x.node_id === id);
-    if (b === undefined) continue;
-    const host = b.host.includes(":") ? `[${b.host}]` : b.host;
-    out.set(id, new ApiClient({ ...client.opts, server: `http://${host}:${b.http_port}` }));
-  }
-  return out;
-}

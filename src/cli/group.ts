@@ -1,5 +1,5 @@
 // broker group list|describe|reset-offsets|delete, and broker cluster status.
-import { CliError, enc } from "./client.ts";
+import { enc, UsageError } from "./client.ts";
 import { type Command, need } from "./command.ts";
 import { json, out, table } from "./format.ts";
 
@@ -103,13 +103,13 @@ export const groupCommands: Command[] = [
     async run(ctx) {
       const g = need(ctx, 0, "group", "group reset-offsets");
       const to = ctx.values.to as string | undefined;
-      if (!to) throw new CliError("--to is required (see broker group reset-offsets --help)");
+      if (!to) throw new UsageError("--to is required (see broker group reset-offsets --help)");
       const topics = ctx.values.topic as string[] | undefined;
       const dry = ctx.values["dry-run"] === true;
       let body: Record<string, unknown>;
       if (to === "earliest" || to === "latest") body = { to, topics, dry_run: dry };
       else if (/^\d+$/.test(to) && to.length < 13) {
-        if (!topics?.length) throw new CliError("--to OFFSET needs --topic");
+        if (!topics?.length) throw new UsageError("--to OFFSET needs --topic");
         const offsets = [];
         for (const t of topics) {
           const d = await ctx.client.call<{ partitions: { partition: number }[] }>(

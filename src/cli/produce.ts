@@ -1,10 +1,119 @@
-// broker produce TOPIC: lines from stdin, like kcat -P.
-import { CliError, enc } from "./client.ts";
-import { type Command, intFlag, need, pairs } from "./command.ts";
+// broker produce TOPIC: lines from stdin, like kcat -P. Lines go to the broker in bodies of about
+// a MiB, one request at a time (so records keep their order within each partition) while the
+// next body is read; they go as text/plain (the broker splits lines and keys: no per-record work
+// here), or as a JSON array built as text when every record carries headers.
+import { statSync } from "node:fs";
+import { CliError, enc, UsageError } from "./client.ts";
+import { type Command, intFlag, need, pairs, type RunContext } from "./command.ts";
 import { json, out } from "./format.ts";
+import { Progress } from "./progress.ts";
 
-/** Records per request: large enough to amortise the round trip, small enough to stream. */
-const BATCH = 1000;
+/** Bytes of input per request: large enough to amortise a round trip, small enough to stream. */
+const BODY_BYTES = 1 << 20;
+/** The broker takes at most 100 000 records per request. */
+const MAX_RECORDS = 50_000;
+
+/** The records of one request, and how its body is built. */
+interface Body {
+  type: string;
+  body: string | Uint8Array;
+  records: number;
+  bytes: number;
+}
+
+const NL = 10;
+
+/** Lines of `buf` (no trailing newline needed) as a JSON array of records. */
+export function jsonBody(
+  text: string,
+  sep: string | undefined,
+  headers: Record<string, string>,
+): { body: string; records: number } {
+  const h = Object.keys(headers).length > 0 ? `,"headers":${JSON.stringify(headers)}` : "";
+  const parts: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let nl = text.indexOf("\n", start);
+    if (nl < 0) nl = text.length;
+    let line = text.slice(start, nl);
+    start = nl + 1;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    const i = sep === undefined ? -1 : line.indexOf(sep);
+    parts.push(
+      i < 0
+        ? `{"value":${JSON.stringify(line)}${h}}`
+        : `{"key":${JSON.stringify(line.slice(0, i))},"value":${
+          JSON.stringify(line.slice(i + sep!.length))
+        }${h}}`,
+    );
+  }
+  return { body: `[${parts.join(",")}]`, records: parts.length };
+}
+
+/** Newlines in b. */
+function newlines(b: Uint8Array): number {
+  let n = 0;
+  for (let p = b.indexOf(NL); p >= 0; p = b.indexOf(NL, p + 1)) n++;
+  return n;
+}
+
+/**
+ * Where the body that starts at `start` ends (after a newline): about BODY_BYTES and at most
+ * MAX_RECORDS lines; -1 when `buf` does not hold a whole body yet (a line longer than
+ * BODY_BYTES makes a body of its own).
+ */
+export function cutPoint(buf: Uint8Array, start: number): number {
+  let lines = 0;
+  let end = -1;
+  for (let p = buf.indexOf(NL, start); p >= 0; p = buf.indexOf(NL, p + 1)) {
+    if (p + 1 - start > BODY_BYTES && end > 0) return end;
+    end = p + 1;
+    if (++lines >= MAX_RECORDS || end - start >= BODY_BYTES) return end;
+  }
+  return -1;
+}
+
+/** Cuts stdin into bodies at line ends (the last line needs no newline). */
+export async function* bodies(input: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  let lines = 0;
+  for await (const chunk of input) {
+    if (chunk.length === 0) continue;
+    parts.push(chunk);
+    size += chunk.length;
+    lines += newlines(chunk);
+    if (size < BODY_BYTES && lines < MAX_RECORDS) continue;
+    const all = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+    let start = 0;
+    for (let end; (end = cutPoint(all, start)) > 0; start = end) yield all.subarray(start, end);
+    // Copied: the rest stays while the stream hands out new chunks.
+    const rest = all.slice(start);
+    parts = rest.length > 0 ? [rest] : [];
+    size = rest.length;
+    lines = newlines(rest);
+  }
+  if (size === 0) return;
+  const all = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+  let start = 0;
+  for (let end; (end = cutPoint(all, start)) > 0; start = end) yield all.subarray(start, end);
+  if (start < all.length) yield all.subarray(start);
+}
+
+/** Records in a text body: its lines (the last one needs no newline). */
+function countLines(b: Uint8Array): number {
+  const n = newlines(b);
+  return b.length > 0 && b[b.length - 1] !== NL ? n + 1 : n;
+}
+
+function stdinSize(): number | undefined {
+  try {
+    const st = statSync("/dev/stdin");
+    return st.isFile() ? st.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export const produceCommand: Command = {
   name: "produce",
@@ -19,7 +128,7 @@ export const produceCommand: Command = {
   examples: [
     "echo hello | broker produce orders",
     "printf 'alice:1\\nbob:2\\n' | broker produce orders -K :",
-    "cat events.txt | broker produce events --header source=import --acks 1",
+    "broker produce events --header source=import --acks 1 < events.txt",
   ],
   options: {
     "key-separator": { type: "string", short: "K" },
@@ -30,49 +139,78 @@ export const produceCommand: Command = {
   async run(ctx) {
     const topic = need(ctx, 0, "topic", "produce");
     const sep = ctx.values["key-separator"] as string | undefined;
-    if (sep === "") throw new CliError("--key-separator must not be empty");
+    if (sep === "") throw new UsageError("--key-separator must not be empty");
     const partition = intFlag(ctx.values.partition, "partition");
+    if (partition !== undefined && partition < 0) {
+      throw new UsageError("--partition must be ≥ 0");
+    }
     const headers = pairs(ctx.values.header, "header");
     const acks = (ctx.values.acks as string | undefined) ?? "all";
-    if (!["0", "1", "all"].includes(acks)) throw new CliError("--acks must be 0, 1 or all");
-    let batch: unknown[] = [];
-    let sent = 0;
-    const flush = async () => {
-      if (batch.length === 0) return;
-      await ctx.client.call("POST", `/topics/${enc(topic)}/records?acks=${acks}`, batch);
-      sent += batch.length;
-      batch = [];
-    };
-    const decoder = new TextDecoder();
-    let rest = "";
-    const add = (line: string) => {
-      if (line.endsWith("\r")) line = line.slice(0, -1);
-      let key: string | undefined;
-      let value = line;
-      if (sep !== undefined) {
-        const i = line.indexOf(sep);
-        if (i >= 0) {
-          key = line.slice(0, i);
-          value = line.slice(i + sep.length);
-        }
-      }
-      batch.push({ key, value, headers, partition });
-    };
-    for await (const chunk of Bun.stdin.stream()) {
-      rest += decoder.decode(chunk, { stream: true });
-      let nl;
-      while ((nl = rest.indexOf("\n")) >= 0) {
-        add(rest.slice(0, nl));
-        rest = rest.slice(nl + 1);
-        if (batch.length >= BATCH) await flush();
-      }
-    }
-    rest += decoder.decode();
-    if (rest !== "") add(rest);
-    await flush();
+    if (!["0", "1", "all"].includes(acks)) throw new UsageError("--acks must be 0, 1 or all");
+    // Lines go as they are (text/plain, split at the broker) unless they carry headers.
+    const plain = Object.keys(headers).length === 0;
+    const path = `/topics/${enc(topic)}/records?acks=${acks}${
+      partition === undefined ? "" : `&partition=${partition}`
+    }${plain && sep !== undefined ? `&key_separator=${enc(sep)}` : ""}`;
+    const progress = new Progress({ verb: "produced" });
+    progress.totalBytes = stdinSize();
+    // Fail early (a missing topic, a wrong token) rather than after reading all of stdin.
+    await ctx.client.call("GET", `/topics/${enc(topic)}`);
+    await ctx.client.discover();
+    const sent = await produceLines(ctx, path, plain, sep, headers, progress);
+    progress.done();
     if (ctx.json) json({ topic, records: sent });
     else process.stderr.write(`produced ${sent} record(s) to ${topic}\n`);
     out("");
     return 0;
   },
 };
+
+async function produceLines(
+  ctx: RunContext,
+  path: string,
+  plain: boolean,
+  sep: string | undefined,
+  headers: Record<string, string>,
+  progress: Progress,
+): Promise<number> {
+  const decoder = new TextDecoder();
+  let sent = 0;
+  let inFlight: Promise<void> | undefined;
+  const send = async (b: Body) => {
+    const res = await ctx.client.raw(
+      "POST",
+      path,
+      { body: b.body, headers: { "content-type": b.type } },
+      { retry: true },
+    );
+    const r = await ctx.client.answer<{ offsets?: unknown[] }>(res);
+    if (!Array.isArray(r?.offsets) || r.offsets.length !== b.records) {
+      throw new CliError(
+        `the broker acknowledged ${r?.offsets?.length ?? 0} of ${b.records} record(s)`,
+      );
+    }
+    sent += b.records;
+    progress.add(b.records, b.bytes);
+  };
+  for await (const raw of bodies(Bun.stdin.stream())) {
+    let b: Body;
+    if (plain) {
+      // The broker splits text/plain bodies into lines itself (and drops a trailing \r).
+      b = { type: "text/plain", body: raw, records: countLines(raw), bytes: raw.length };
+    } else {
+      const text = decoder.decode(raw);
+      const j = jsonBody(text.endsWith("\n") ? text.slice(0, -1) : text, sep, headers);
+      b = { type: "application/json", body: j.body, records: j.records, bytes: raw.length };
+    }
+    if (b.records === 0) continue;
+    // One request at a time keeps each partition's records in order; the next body is read
+    // and built while this one is on its way.
+    await inFlight;
+    inFlight = send(b);
+    // Surface a failure now rather than after the next body is built.
+    inFlight.catch(() => {});
+  }
+  await inFlight;
+  return sent;
+}

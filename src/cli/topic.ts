@@ -1,5 +1,5 @@
 // broker topic create|list|describe|alter|delete|elect-leaders
-import { CliError, enc } from "./client.ts";
+import { enc, UsageError } from "./client.ts";
 import { type Command, intFlag, need, pairs } from "./command.ts";
 import { json, out, table } from "./format.ts";
 
@@ -217,7 +217,7 @@ export const topicCommands: Command[] = [
         intFlag(p, "partition")!
       );
       if (parts.length > 0 && topic === undefined) {
-        throw new CliError("--partition needs --topic (see broker topic elect-leaders --help)");
+        throw new UsageError("--partition needs --topic (see broker topic elect-leaders --help)");
       }
       const r = await ctx.client.call<ElectionResults>("POST", "/cluster/elect-leaders", {
         type: ctx.values.unclean ? "unclean" : "preferred",

@@ -17,6 +17,7 @@ import { userRoutes } from "./users.ts";
 import { reassignmentRoutes } from "./reassignments.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
+import { withOperationId } from "./operation-id.ts";
 import { authMiddleware } from "./auth.ts";
 import type { PasswordChecker } from "../kafka/sasl/password.ts";
 import { consoleRoutes } from "../console/index.ts";
@@ -72,7 +73,7 @@ export function on(
   route: RouteConfig,
   handler: (c: Context) => Response | Promise<Response>,
 ): void {
-  app.openapi(route, handler as never);
+  app.openapi(withOperationId(route), handler as never);
 }
 
 /** Routes that answer whether or not the broker is ready. */
@@ -179,6 +180,15 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   userRoutes(app, ctx);
   reassignmentRoutes(app, ctx);
 
+  // Registered, not put in docConfig: the generator replaces the config's components.
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "The broker's --http-token (BROKER_HTTP_TOKEN) as " +
+      "`Authorization: Bearer <token>`; needed when the broker runs with a token, on every " +
+      "route but /healthz and /readyz. A request without it is answered 401 with " +
+      "WWW-Authenticate.",
+  });
   const docConfig = {
     openapi: "3.0.3",
     info: {
@@ -188,12 +198,12 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
         "Topics, produce, read, live tail, consumer groups and cluster status of a Kafka-compatible broker. " +
         'Errors are JSON {"error_code", "message"}.',
     },
-    components: {
-      securitySchemes: { bearer: { type: "http" as const, scheme: "bearer" } },
-    },
+    // Optional ({}) when the broker runs without a token.
+    security: (opts.token ? [{ bearer: [] }] : [{}, { bearer: [] }]) as Record<string, string[]>[],
   };
   app.doc("/openapi.json", docConfig);
-  app.get("/docs", (c) => c.html(renderDocsPage(app.getOpenAPIDocument(docConfig))));
+  app.get("/docs", (c) =>
+    c.html(renderDocsPage(app.getOpenAPIDocument(docConfig), new URL(c.req.url).origin)));
 
   let routeTable: { pattern: RegExp; methods: string[] }[] | null = null;
   app.notFound((c) => {

@@ -1,5 +1,7 @@
 // The rendered API reference at /docs: plain HTML built on the server from the OpenAPI document,
 // so it works with no network access (no CDN scripts) and in any browser, even without JS.
+// Each operation shows a curl command that works as written against this broker.
+import { curlExample } from "./curl-example.ts";
 
 const esc = (s: unknown) =>
   String(s ?? "").replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
@@ -31,7 +33,8 @@ function schemaText(s: unknown, refs: Obj, depth = 0): string {
   return String(o.type ?? "any");
 }
 
-export function renderDocsPage(doc: unknown): string {
+/** `base`: the broker's URL as the reader reached it (the curl examples use it). */
+export function renderDocsPage(doc: unknown, base = "http://localhost:8080"): string {
   const d = doc as Obj;
   const info = (d.info ?? {}) as Obj;
   const refs = (((d.components ?? {}) as Obj).schemas ?? {}) as Obj;
@@ -56,9 +59,10 @@ export function renderDocsPage(doc: unknown): string {
       const responses = Object.entries((op.responses ?? {}) as Obj).map(([code, r]) =>
         `<li><b>${esc(code)}</b> ${esc((r as Obj).description)}</li>`
       ).join("");
+      const curl = curlExample(base, method, path, op, refs);
       const html = `<section><h3><span class="m ${esc(method)}">${
         esc(method.toUpperCase())
-      }</span> <code>${esc(path)}</code></h3><p>${esc(op.summary)}</p>${
+      }</span> <code>${esc(path)}</code></h3><p>${esc(op.summary)}</p><pre>${esc(curl)}</pre>${
         params ? `<h4>Parameters</h4><ul>${params}</ul>` : ""
       }${
         bodyHtml ? `<h4>Body</h4><ul>${bodyHtml}</ul>` : ""
@@ -73,11 +77,12 @@ export function renderDocsPage(doc: unknown): string {
     .join("");
   return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(info.title)}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}
-code{background:#f3f3f3;padding:0 .2em}section{border-top:1px solid #ddd;padding:.5em 0}
+code{background:#f3f3f3;padding:0 .2em}pre{background:#f3f3f3;padding:.4em;overflow-x:auto}section{border-top:1px solid #ddd;padding:.5em 0}
 .m{display:inline-block;min-width:4.5em;font-size:.8em;color:#fff;border-radius:3px;text-align:center;background:#555}
 .get{background:#2a7}.post{background:#27a}.delete{background:#a33}.patch{background:#a72}h4{margin:.5em 0 0}</style>
 </head><body><h1>${esc(info.title)} <small>${esc(info.version)}</small></h1><p>${
     esc(info.description)
   }</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a></p><nav>${toc}</nav>${body}</body></html>`;
+<p>Machine-readable: <a href="/openapi.json">/openapi.json</a>. With <code>--http-token</code>, add
+<code>-H "Authorization: Bearer $TOKEN"</code> to each example.</p><nav>${toc}</nav>${body}</body></html>`;
 }

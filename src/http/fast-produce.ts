@@ -91,7 +91,8 @@ export function fastProducePath(
     const query = qm < 0 ? {} : parseQuery(url.slice(qm + 1));
     if (query === undefined) return undefined;
     const q = ProduceQuery.safeParse(query);
-    if (!q.success) return undefined;
+    // key_separator with JSON is a 400 the declared route explains.
+    if (!q.success || q.data.key_separator !== undefined) return undefined;
     return handle(o, req, topic, q.data);
   };
 }

@@ -176,10 +176,58 @@ export function mediaType(header: string | null | undefined): string {
   return (semi < 0 ? h : h.slice(0, semi)).trim().toLowerCase();
 }
 
+/**
+ * A text/plain body: a record per line (a final newline optional, a trailing \r dropped), as
+ * bytes (no decoding: the log keeps exactly what was sent); with `separator`, a line's bytes
+ * before its first separator are the key (a line without one has no key), else `key` for all.
+ */
+export function textRecords(
+  body: Uint8Array,
+  key: string | undefined,
+  separator: string | undefined,
+): ProduceRecord[] {
+  if (key !== undefined && separator !== undefined) {
+    throw badRequest("give key or key_separator, not both");
+  }
+  const fixedKey = key === undefined ? null : enc.encode(key);
+  const sep = separator === undefined ? undefined : enc.encode(separator);
+  const out: ProduceRecord[] = [];
+  for (let start = 0; start < body.length;) {
+    const nl = body.indexOf(0x0a, start);
+    const lineEnd = nl < 0 ? body.length : nl;
+    const end = lineEnd > start && body[lineEnd - 1] === 0x0d ? lineEnd - 1 : lineEnd;
+    let k: Uint8Array | null = fixedKey;
+    let valueStart = start;
+    if (sep !== undefined) {
+      const at = indexIn(body, sep, start, end);
+      if (at >= 0) {
+        k = body.subarray(start, at);
+        valueStart = at + sep.length;
+      }
+    }
+    out.push({ input: { key: k, value: body.subarray(valueStart, end), headers: [] } });
+    if (out.length > MAX_RECORDS) checkCount(out.length);
+    start = lineEnd + 1;
+  }
+  return out;
+}
+
+/** The first index of `needle` in hay[from, to), or -1. */
+function indexIn(hay: Uint8Array, needle: Uint8Array, from: number, to: number): number {
+  const first = needle[0];
+  outer: for (let i = from; i + needle.length <= to; i++) {
+    if (hay[i] !== first) continue;
+    for (let j = 1; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
 async function parseProduceBody(
   c: Context,
   format: InFormat,
   key: string | undefined,
+  separator: string | undefined,
 ): Promise<ProduceRecord[]> {
   const type = mediaType(c.req.header("content-type"));
   if (type === "application/x-ndjson" || type === "application/jsonl") {
@@ -188,17 +236,10 @@ async function parseProduceBody(
     return lines.map((l, i) => parseRecord(parseJsonText(l, `line ${i + 1}`), i, format));
   }
   if (type === "text/plain") {
-    const text = await c.req.text();
-    const lines = text.split("\n");
-    if (lines.at(-1) === "") lines.pop();
-    checkCount(lines.length);
-    return lines.map((l) => ({
-      input: {
-        key: key === undefined ? null : enc.encode(key),
-        value: enc.encode(l.endsWith("\r") ? l.slice(0, -1) : l),
-        headers: [],
-      },
-    }));
+    return textRecords(new Uint8Array(await c.req.arrayBuffer()), key, separator);
+  }
+  if (separator !== undefined) {
+    throw badRequest("key_separator applies to text/plain bodies only");
   }
   if (type === "application/octet-stream") {
     const bytes = new Uint8Array(await c.req.arrayBuffer());
@@ -220,6 +261,11 @@ export const ProduceQuery = z.object({
   }),
   key: z.string().max(1_000_000).optional().openapi({
     description: "the key of every record (text/plain and application/octet-stream bodies)",
+  }),
+  key_separator: z.string().min(1).max(64).optional().openapi({
+    description:
+      "text/plain bodies: each line is KEY SEPARATOR VALUE (split at the first separator; a " +
+      "line without one has no key), like kcat -K",
   }),
   partition: z.string().regex(/^\d{1,9}$/, "must be a partition number").optional().openapi({
     description: "write every record to this partition (overrides keys and record fields)",
@@ -426,7 +472,7 @@ export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
       const { topic } = valid(c, "param", TopicParams);
       const q = valid(c, "query", ProduceQuery);
       if (!producer.topics.get(topic)) throw topicNotFound(topic);
-      const records = await parseProduceBody(c, q.format ?? "json", q.key);
+      const records = await parseProduceBody(c, q.format ?? "json", q.key, q.key_separator);
       return c.json({
         offsets: await produce(topic, records, parseAcks(q.acks), queryPartition(q)),
       });

@@ -296,41 +296,79 @@ export interface BatchInput {
 const utf8e = new TextEncoder();
 const utf8d = new TextDecoder("utf-8", { fatal: true });
 
+/** Bytes a zigzag varlong of n takes. */
+function varlongSize(n: number): number {
+  if (Math.abs(n) >= 2 ** 51) {
+    scratch.pos = 0;
+    scratch.varlong(n);
+    return scratch.pos;
+  }
+  let raw = n >= 0 ? n * 2 : -n * 2 - 1;
+  let s = 1;
+  while (raw >= 0x80) {
+    raw = Math.floor(raw / 128);
+    s++;
+  }
+  return s;
+}
+const scratch = new Writer(16);
+
+const EMPTY_HEADER_KEYS: Uint8Array[] = [];
+
+/**
+ * Each record's length is computed before it is written, so records go straight into one buffer
+ * sized for all of them (no per-record buffer and copy: this runs for every HTTP-produced record).
+ */
 function encodeRecordsSection(records: RecordInput[], baseTimestamp: number): Uint8Array {
-  const body = new Writer(1024);
-  const w = new Writer(1024);
-  records.forEach((r, i) => {
-    body.pos = 0;
-    body.byte(0);
-    body.varlong((r.timestamp ?? baseTimestamp) - baseTimestamp);
-    body.varint(i);
+  let estimate = 0;
+  for (const r of records) estimate += (r.key?.length ?? 0) + (r.value?.length ?? 0) + 24;
+  const w = new Writer(Math.max(64, estimate));
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    const tsDelta = (r.timestamp ?? baseTimestamp) - baseTimestamp;
     const key = r.key ?? null;
-    if (key === null) body.varint(-1);
-    else {
-      body.varint(key.length);
-      body.bytes(key);
-    }
     const value = r.value ?? null;
-    if (value === null) body.varint(-1);
-    else {
-      body.varint(value.length);
-      body.bytes(value);
-    }
     const headers = r.headers ?? [];
-    body.varint(headers.length);
-    for (const h of headers) {
-      const hk = utf8e.encode(h.key);
-      body.varint(hk.length);
-      body.bytes(hk);
-      if (h.value === null) body.varint(-1);
+    const hkeys = headers.length === 0
+      ? EMPTY_HEADER_KEYS
+      : headers.map((h) => utf8e.encode(h.key));
+    let len = 1 + varlongSize(tsDelta) + varintSize(i) +
+      (key === null ? 1 : varintSize(key.length) + key.length) +
+      (value === null ? 1 : varintSize(value.length) + value.length) + varintSize(headers.length);
+    for (let j = 0; j < headers.length; j++) {
+      const hv = headers[j].value;
+      len += varintSize(hkeys[j].length) + hkeys[j].length +
+        (hv === null ? 1 : varintSize(hv.length) + hv.length);
+    }
+    w.ensure(5 + len);
+    w.varint(len);
+    w.buf[w.pos++] = 0; // attributes
+    w.varlong(tsDelta);
+    w.varint(i);
+    if (key === null) w.varint(-1);
+    else {
+      w.varint(key.length);
+      w.buf.set(key, w.pos);
+      w.pos += key.length;
+    }
+    if (value === null) w.varint(-1);
+    else {
+      w.varint(value.length);
+      w.buf.set(value, w.pos);
+      w.pos += value.length;
+    }
+    w.varint(headers.length);
+    for (let j = 0; j < headers.length; j++) {
+      w.varint(hkeys[j].length);
+      w.bytes(hkeys[j]);
+      const hv = headers[j].value;
+      if (hv === null) w.varint(-1);
       else {
-        body.varint(h.value.length);
-        body.bytes(h.value);
+        w.varint(hv.length);
+        w.bytes(hv);
       }
     }
-    w.varint(body.pos);
-    w.bytes(body.result());
-  });
+  }
   return w.result();
 }
 

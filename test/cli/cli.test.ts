@@ -1,5 +1,7 @@
 // The client subcommands against a real broker process.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { COMMANDS } from "../../src/cli/index.ts";
 import {
   brokerCommand,
   type RunningBroker,
@@ -159,8 +161,86 @@ test("errors exit non-zero with one clear line", () => {
     expect(r.err).toMatch(/^broker: \S/);
     expect(r.out).toBe("");
   }
-  expect(cases[5].err).toContain("cannot reach http://127.0.0.1:1");
+  expect(cases[5].err).toContain("nothing is listening on 127.0.0.1:1 (connection refused)");
+  expect(cases[5].err).not.toContain("Is the computer able");
   expect(cases[3].err).toContain("422");
+  // Usage errors exit 2 (as the broker's own flags do); the server's and the network's exit 1.
+  expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 1, 1, 1, 2]);
+}, 60_000);
+
+test("usage errors: exit 2 with a suggestion for typos of commands and flags", () => {
+  const cases: [string[], string][] = [
+    [["prodcue", "t"], 'unknown command "prodcue" (did you mean produce?)'],
+    [["topic", "craete", "x"], 'unknown command "topic craete" (did you mean topic create?)'],
+    [["topic", "list", "--sever", "x"], "unknown option '--sever' (did you mean --server?)"],
+    [["consume", "t", "--follw"], "unknown option '--follw' (did you mean --follow?)"],
+    [["--data-dri", "x"], "unknown option '--data-dri' (did you mean --data-dir?)"],
+    [["topic", "list", "extra"], 'unexpected argument "extra"'],
+    [["produce", "t", "--acks", "2"], "--acks must be 0, 1 or all"],
+    [["topic", "list", "--server", "host:99999"], "expected HOST:PORT or an http(s) URL"],
+    [["completion", "tcsh"], 'unknown shell "tcsh"'],
+  ];
+  for (const [args, msg] of cases) {
+    const r = run(args);
+    expect([args.join(" "), r.code]).toEqual([args.join(" "), 2]);
+    expect(r.err).toContain(msg);
+    expect(r.err.trim().split("\n")).toHaveLength(1);
+  }
+  // A word nothing is close to gets no guess.
+  expect(run(["zzzzzz"]).err).not.toContain("did you mean");
+}, 60_000);
+
+test("--server takes HOST:PORT, and a list whose first entry is down", () => {
+  const hostPort = b.httpUrl.replace("http://", "");
+  const r = run(["cluster", "status", "--server", hostPort]);
+  expect(r.code).toBe(0);
+  const list = run(["topic", "list", "--server", `127.0.0.1:1,${hostPort}`]);
+  expect(list.code).toBe(0);
+  expect(run(["topic", "list"], { BROKER_SERVER: hostPort }).code).toBe(0);
+  // Every entry down: each failure named, in the CLI's words.
+  const down = run(["topic", "list", "--server", "127.0.0.1:1,127.0.0.1:2"]);
+  expect(down.code).toBe(1);
+  expect(down.err).toContain("127.0.0.1:1 (connection refused)");
+  expect(down.err).toContain("127.0.0.1:2 (connection refused)");
+}, 60_000);
+
+test("--help on every command, completion scripts for bash, zsh and fish", () => {
+  for (const c of COMMANDS) {
+    const r = run([...c.name.split(" "), "--help"]);
+    expect([c.name, r.code]).toEqual([c.name, 0]);
+    expect(r.out).toContain(`Usage: broker ${c.name}`);
+  }
+  const bash = run(["completion", "bash"]);
+  expect(bash.code).toBe(0);
+  // The bash script completes commands, subcommands, flags and flag values when sourced.
+  const complete = (line: string) => {
+    const words = line.split(" ");
+    const script = `${bash.out}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); ` +
+      `COMP_CWORD=${words.length - 1}; _broker; echo "\${COMPREPLY[@]}"`;
+    return Bun.spawnSync(["bash", "-c", script]).stdout.toString().trim().split(" ");
+  };
+  expect(complete("broker pro")).toEqual(["produce"]);
+  expect(complete("broker topic cr")).toEqual(["create"]);
+  expect(complete("broker produce t --ac")).toEqual(["--acks"]);
+  expect(complete("broker produce t --acks ")).toEqual(["0", "1", "all"]);
+  expect(complete("broker consume t --f")).toEqual(["--from", "--follow", "--format"]);
+  expect(complete("broker --data-")).toEqual(["--data-dir"]);
+  expect(complete("broker completion ")).toEqual(["bash", "zsh", "fish"]);
+  const zsh = run(["completion", "zsh"]);
+  expect(zsh.out).toStartWith("#compdef broker");
+  expect(zsh.out).toContain("compdef _broker broker");
+  expect(zsh.out).toContain("'topic create') flags=(");
+  const fish = run(["completion", "fish"]).out;
+  expect(fish).toContain("complete -c broker -n __fish_use_subcommand -a 'topic produce consume");
+  expect(fish).toContain("-l key-separator -s K -r");
+  for (const sh of ["zsh", "fish"]) {
+    // Syntax-checked where the shell is installed.
+    if (Bun.which(sh)) {
+      const f = `${b.dataDir}/completion.${sh}`;
+      writeFileSync(f, run(["completion", sh]).out);
+      expect(Bun.spawnSync([sh, "-n", f]).exitCode).toBe(0);
+    }
+  }
 }, 60_000);
 
 test("--token and BROKER_HTTP_TOKEN reach a broker run with --http-token", async () => {
@@ -178,4 +258,76 @@ test("--token and BROKER_HTTP_TOKEN reach a broker run with --http-token", async
   } finally {
     t.kill("SIGKILL");
   }
+}, 60_000);
+
+test(
+  "bulk produce and consume: every record once, in order per partition, keys split at the broker",
+  () => {
+    expect(cli(["topic", "create", "bulk", "--partitions", "3"]).code).toBe(0);
+    // 120 000 lines of ~30 bytes: several request bodies (cut at 50 000 lines and at 1 MiB).
+    const n = 120_000;
+    const lines: string[] = [];
+    for (let i = 0; i < n; i++) lines.push(`k${i % 97}:${String(i).padStart(8, "0")}-value`);
+    const file = `${b.dataDir}/bulk.txt`;
+    writeFileSync(file, lines.join("\n")); // no final newline: the last line is a record too
+    const p = Bun.spawnSync(
+      [
+        "bash",
+        "-c",
+        `"$@" < ${file}`,
+        "bash",
+        ...brokerCommand(),
+        "produce",
+        "bulk",
+        "-K",
+        ":",
+        "--server",
+        b.httpUrl,
+      ],
+      { stdout: "pipe", stderr: "pipe", timeout: 60_000 },
+    );
+    expect([p.exitCode, p.stderr.toString()]).toEqual([0, `produced ${n} record(s) to bulk\n`]);
+    const c = cli(["consume", "bulk", "--format", "{partition} {key} {value}"]);
+    expect(c.code).toBe(0);
+    // Not a terminal: no progress line, only records.
+    expect(c.err).toBe("");
+    const got = c.out.trimEnd().split("\n").map((l) => l.split(" "));
+    expect(got).toHaveLength(n);
+    const byKey = new Map<string, { partition: string; seq: number[] }>();
+    for (const [partition, key, value] of got) {
+      const e = byKey.get(key) ?? { partition, seq: [] };
+      // One key, one partition (murmur2 of the key at the broker).
+      expect(e.partition).toBe(partition);
+      e.seq.push(Number(value.slice(0, 8)));
+      byKey.set(key, e);
+    }
+    expect(byKey.size).toBe(97);
+    for (const { seq } of byKey.values()) {
+      expect(seq).toEqual([...seq].sort((a, b) => a - b));
+    }
+    expect(cli(["consume", "bulk", "--count", "5"]).out.split("\n")).toHaveLength(6);
+  },
+  60_000,
+);
+
+test("progress on a terminal: records, bytes, rate and ETA; none when stderr is not one", () => {
+  if (!Bun.which("script")) return;
+  const file = `${b.dataDir}/progress.txt`;
+  writeFileSync(file, Array.from({ length: 200_000 }, (_, i) => `line ${i}`).join("\n") + "\n");
+  expect(cli(["topic", "create", "prog"]).code).toBe(0);
+  const cmd = [...brokerCommand(), "produce", "prog", "--server", b.httpUrl].map((a) => `'${a}'`)
+    .join(" ");
+  // script(1) gives the command a terminal; stdin stays the file (a known size: an ETA).
+  const r = Bun.spawnSync(["script", "-qec", `${cmd} < ${file}`, "/dev/null"], {
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 60_000,
+  });
+  const tty = r.stdout.toString();
+  expect(tty).toContain("produced 200000 record(s) to prog");
+  expect(tty).toMatch(
+    /produced [\d,]+ records \(\d+%\), [\d.]+ (KiB|MiB), [\d,]+ rec\/s, ETA \d+s/,
+  );
+  const piped = cli(["consume", "prog", "--count", "1"]);
+  expect(piped.err).toBe("");
 }, 60_000);

@@ -1,0 +1,155 @@
+// The CLI's pure parts: suggestions, server addresses, network errors in its words, how stdin is
+// cut into request bodies, the progress line and the record formatter.
+import { describe, expect, test } from "bun:test";
+import { closest, editDistance } from "../../src/cli/suggest.ts";
+import { explainNetworkError, serverList, serverUrl, UsageError } from "../../src/cli/client.ts";
+import { bodies, cutPoint, jsonBody } from "../../src/cli/produce.ts";
+import { formatBytes, formatDuration, Progress } from "../../src/cli/progress.ts";
+import { formatter } from "../../src/cli/consume.ts";
+
+describe("suggest", () => {
+  test("edit distance counts a transposition as one edit", () => {
+    expect(editDistance("prodcue", "produce")).toBe(1);
+    expect(editDistance("", "abc")).toBe(3);
+    expect(editDistance("topic", "topic")).toBe(0);
+  });
+  test("closest: near words and unique prefixes; nothing for far ones", () => {
+    const words = ["produce", "consume", "topic", "group", "cluster", "completion"];
+    expect(closest("prodcue", words)).toBe("produce");
+    expect(closest("consme", words)).toBe("consume");
+    expect(closest("clu", words)).toBe("cluster");
+    expect(closest("co", words)).toBeUndefined();
+    expect(closest("xyzzy", words)).toBeUndefined();
+    expect(closest("--sever", ["--server", "--token", "--json"])).toBe("--server");
+  });
+});
+
+describe("server addresses", () => {
+  test("HOST:PORT, [v6]:PORT, a bare host, URLs; lists", () => {
+    expect(serverUrl("broker-1:8080")).toBe("http://broker-1:8080");
+    expect(serverUrl("[::1]:9000")).toBe("http://[::1]:9000");
+    expect(serverUrl("localhost")).toBe("http://localhost:8080");
+    expect(serverUrl("https://b.example:8443/")).toBe("https://b.example:8443");
+    expect(serverUrl("http://b:1/base/")).toBe("http://b:1/base");
+    expect(serverList("a:1, b:2,a:1")).toEqual(["http://a:1", "http://b:2"]);
+    for (const bad of ["ftp://x", "a:0", "a:70000", "a b:1", "", ","]) {
+      expect(() => serverList(bad)).toThrow(UsageError);
+    }
+  });
+  test("network errors in the CLI's words", () => {
+    const e = (code: string, message = "x") => Object.assign(new TypeError(message), { code });
+    expect(
+      explainNetworkError(
+        e("ECONNREFUSED", "Is the computer able to access the url?"),
+        "http://h:1",
+      ),
+    )
+      .toBe(
+        "nothing is listening on h:1 (connection refused): is the broker running, and is this its --http-addr?",
+      );
+    expect(explainNetworkError(e("ENOTFOUND"), "http://nope:1")).toContain("cannot resolve");
+    expect(explainNetworkError(e("EPROTO"), "https://h:1")).toContain("TLS");
+    expect(explainNetworkError(e("ECONNRESET"), "http://h:1")).toContain("closed the connection");
+    const t = new DOMException("timed out", "TimeoutError");
+    expect(explainNetworkError(t, "http://h:1")).toBe("h:1 did not answer in time");
+  });
+});
+
+async function* chunks(parts: string[]): AsyncGenerator<Uint8Array> {
+  for (const p of parts) yield new TextEncoder().encode(p);
+}
+
+describe("produce bodies", () => {
+  test("cut at line ends, every byte once, whatever the chunking", async () => {
+    const lines = Array.from({ length: 130_000 }, (_, i) => `line-${i}`);
+    const text = lines.join("\n"); // no final newline
+    for (const size of [1, 7, 4096, 1 << 20, text.length]) {
+      if (size === 1 && text.length > 200_000) {
+        // One byte at a time is slow for 1 MB; a shorter input proves the same.
+        const short = lines.slice(0, 3000).join("\n") + "\n";
+        const parts = Array.from({ length: short.length }, (_, i) => short[i]);
+        const out: string[] = [];
+        for await (const b of bodies(chunks(parts))) out.push(new TextDecoder().decode(b));
+        expect(out.join("")).toBe(short);
+        continue;
+      }
+      const parts: string[] = [];
+      for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
+      const out: string[] = [];
+      for await (const b of bodies(chunks(parts))) out.push(new TextDecoder().decode(b));
+      expect(out.join("")).toBe(text);
+      // Every body but the last ends at a line end, none has more than 50 000 lines.
+      for (const b of out.slice(0, -1)) expect(b.endsWith("\n")).toBe(true);
+      for (const b of out) expect(b.split("\n").length - 1).toBeLessThanOrEqual(50_000);
+      expect(out.length).toBeGreaterThanOrEqual(3);
+    }
+  });
+  test("cutPoint: about a MiB, a longer line alone, -1 without a whole body", () => {
+    const enc = new TextEncoder();
+    const long = enc.encode("x".repeat(3 << 20) + "\nrest\n");
+    expect(cutPoint(long, 0)).toBe((3 << 20) + 1);
+    expect(cutPoint(enc.encode("a\nb\n"), 0)).toBe(-1);
+    const many = enc.encode("ab\n".repeat(600_000));
+    expect(cutPoint(many, 0)).toBe(50_000 * 3);
+  });
+  test("jsonBody: keys split at the first separator, headers on every record", () => {
+    const j = jsonBody("k:v:w\nnokey\r\n:empty", ":", { h: "1" });
+    expect(JSON.parse(j.body)).toEqual([
+      { key: "k", value: "v:w", headers: { h: "1" } },
+      { value: "nokey", headers: { h: "1" } },
+      { key: "", value: "empty", headers: { h: "1" } },
+    ]);
+    expect(j.records).toBe(3);
+  });
+});
+
+describe("progress", () => {
+  test("records, bytes, rate, percentage and ETA; erased when done; silent when disabled", () => {
+    let now = 0;
+    const written: string[] = [];
+    const p = new Progress({
+      verb: "produced",
+      enabled: true,
+      now: () => now,
+      write: (s) => written.push(s),
+    });
+    p.totalBytes = 4 << 20;
+    now = 1000;
+    p.add(100_000, 1 << 20);
+    expect(written.at(-1)).toBe(
+      "\r\x1b[Kproduced 100,000 records (25%), 1.0 MiB, 100,000 rec/s, ETA 3s",
+    );
+    now = 1100;
+    p.add(1, 1); // within 200 ms: not redrawn
+    expect(written).toHaveLength(1);
+    p.done();
+    expect(written.at(-1)).toBe("\r\x1b[K");
+    const quiet: string[] = [];
+    const q = new Progress({ verb: "consumed", enabled: false, write: (s) => quiet.push(s) });
+    q.add(5, 5);
+    q.done();
+    expect(quiet).toEqual([]);
+    const r = new Progress({ verb: "consumed", enabled: true, now: () => 2000, write: () => {} });
+    r.totalRecords = 1000;
+    expect(r.line(2000)).toBe("consumed 0 records, 0 B, 0 rec/s");
+    expect(formatBytes(1536)).toBe("1.5 KiB");
+    expect(formatDuration(3725)).toBe("1h02m");
+  });
+});
+
+test("formatter fills templates and escapes", () => {
+  const r = {
+    topic: "t",
+    partition: 1,
+    offset: 7,
+    timestamp: 9,
+    key: null,
+    value: "v",
+    headers: [{ key: "a", value: "1" }, { key: "b", value: null }],
+  };
+  expect(formatter(undefined, false)(r)).toBe("v\n");
+  expect(formatter("{partition}:{offset}\\t{key}={value} {headers} {x}", false)(r)).toBe(
+    "1:7\t=v a=1,b= {x}\n",
+  );
+  expect(JSON.parse(formatter(undefined, true)(r))).toEqual(r);
+});
