@@ -286,9 +286,11 @@ export class PartitionManager {
     name: string | undefined,
     partitions: ReadonlySet<number> | null,
   ): Promise<void> {
-    const t = this.meta.getTopicById(topicId);
-    // Logs held under this name with another id belong to a topic deleted since.
-    for (const n of new Set([name, t?.name])) {
+    const t = this.meta.getTopicById(topicId, partitions ?? undefined);
+    // Logs held under this name with another id belong to a topic deleted since (a change of
+    // some partitions of a topic that exists cannot tell of one).
+    const names = partitions !== null && t !== undefined ? [] : new Set([name, t?.name]);
+    for (const n of names) {
       if (n === undefined) continue;
       for (const p of [...(this.#byTopic.get(n) ?? [])]) {
         const st = this.#parts.get(key(n, p));
@@ -340,7 +342,7 @@ export class PartitionManager {
   async syncTopic(t: TopicInfo, only?: ReadonlySet<number>): Promise<void> {
     if (t.internal) this.#internal.add(t.name);
     else this.#internal.delete(t.name);
-    const resolved = this.meta.topicConfig(t.name);
+    const resolved = this.meta.topicConfigOf(t);
     const config = logConfigOf(resolved);
     if (t.internal) {
       // Internal topics are compacted (INTERNAL_TOPIC_CONFIGS), and as in Kafka a compacted topic

@@ -4,7 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { IdentityError, MetaError } from "./errors.ts";
 import { manualAssignments } from "./assignments.ts";
 import { ensureIdentity } from "./identity.ts";
@@ -199,8 +199,10 @@ export class MetadataStore {
 
   // ---- reads ------------------------------------------------------------------------------
 
-  #partitionsOf(topicId: string): PartitionInfo[] {
-    return this.db.select().from(s.partitions).where(eq(s.partitions.topicId, topicId))
+  #partitionsOf(topicId: string, only?: readonly number[]): PartitionInfo[] {
+    const ofTopic = eq(s.partitions.topicId, topicId);
+    return this.db.select().from(s.partitions)
+      .where(only === undefined ? ofTopic : and(ofTopic, inArray(s.partitions.partition, only)))
       .orderBy(asc(s.partitions.partition)).all()
       .map(({ topicId: _, reassignment, ...p }) => reassignment ? { ...p, reassignment } : p);
   }
@@ -210,9 +212,14 @@ export class MetadataStore {
     return t === undefined ? undefined : { ...t, partitions: this.#partitionsOf(t.topicId) };
   }
 
-  getTopicById(topicId: string): TopicInfo | undefined {
+  /**
+   * `only`: just those partitions (and partition 0, which tells the replication factor), so one
+   * partition's change does not read a topic of thousands.
+   */
+  getTopicById(topicId: string, only?: ReadonlySet<number>): TopicInfo | undefined {
     const t = this.db.select().from(s.topics).where(eq(s.topics.topicId, topicId)).get();
-    return t === undefined ? undefined : { ...t, partitions: this.#partitionsOf(t.topicId) };
+    const which = only === undefined ? undefined : [...new Set([0, ...only])];
+    return t === undefined ? undefined : { ...t, partitions: this.#partitionsOf(t.topicId, which) };
   }
 
   listTopics(): TopicInfo[] {
@@ -246,7 +253,11 @@ export class MetadataStore {
    * min.insync.replicas depends on the topic's replication factor).
    */
   topicConfig(name: string): ResolvedTopicConfig {
-    const t = this.#topicOrThrow(name);
+    return this.topicConfigOf(this.#topicOrThrow(name));
+  }
+
+  /** As topicConfig, of a topic already read (its partition 0 at least). */
+  topicConfigOf(t: TopicInfo): ResolvedTopicConfig {
     return resolveTopicConfig(t.configs, this.topicDefaults, replicationFactorOf(t));
   }
 

@@ -33,15 +33,19 @@ async function setup() {
   await registerSelf(meta);
   for (let i = 0; i < TOPICS; i++) await pm.createTopic(`t${i}`, PARTITIONS, 1, {});
   // What each reconciliation does: metadata reads, logs opened, logs brought in line.
-  const work = { listTopics: 0, topicReads: 0, opens: 0, updates: 0 };
-  const m = meta as unknown as Record<string, (...a: unknown[]) => unknown>;
-  for (const [name, counter] of [["listTopics", "listTopics"], ["getTopicById", "topicReads"]]) {
-    const orig = m[name].bind(meta);
-    m[name] = (...a: unknown[]) => {
-      work[counter as keyof typeof work]++;
-      return orig(...a);
-    };
-  }
+  const work = { listTopics: 0, topicReads: 0, rows: 0, opens: 0, updates: 0 };
+  const listTopics = meta.listTopics.bind(meta);
+  meta.listTopics = () => {
+    work.listTopics++;
+    return listTopics();
+  };
+  const getTopicById = meta.getTopicById.bind(meta);
+  meta.getTopicById = (id, only) => {
+    work.topicReads++;
+    const t = getTopicById(id, only);
+    work.rows += t?.partitions.length ?? 0;
+    return t;
+  };
   const openLog = store.openLog.bind(store);
   store.openLog = (spec) => {
     work.opens++;
@@ -55,7 +59,8 @@ async function setup() {
       update(patch);
     };
   }
-  const reset = () => Object.assign(work, { listTopics: 0, topicReads: 0, opens: 0, updates: 0 });
+  const reset = () =>
+    Object.assign(work, { listTopics: 0, topicReads: 0, rows: 0, opens: 0, updates: 0 });
   return { meta, pm, work, reset };
 }
 
@@ -68,30 +73,42 @@ test("each committed record reconciles only the topic or partition it names", as
   reset();
   await pm.reconcile({ type: "TopicCreated", topicId: t.topicId, name: "fresh" } as MetadataRecord);
   expect(pm.partitions().length).toBe((TOPICS + 1) * PARTITIONS);
-  expect(work).toEqual({ listTopics: 0, topicReads: 1, opens: PARTITIONS, updates: 0 });
+  expect(work).toEqual({
+    listTopics: 0,
+    topicReads: 1,
+    rows: PARTITIONS,
+    opens: PARTITIONS,
+    updates: 0,
+  });
 
   // A config change of one topic: that topic's logs only.
   const t3 = meta.getTopic("t3")!;
   await meta.alterTopicConfigs("t3", { "retention.ms": "60000" });
   reset();
   await pm.reconcile({ type: "TopicConfigChanged", topicId: t3.topicId, set: {}, delete: [] });
-  expect(work).toEqual({ listTopics: 0, topicReads: 1, opens: 0, updates: PARTITIONS });
+  expect(work).toEqual({
+    listTopics: 0,
+    topicReads: 1,
+    rows: PARTITIONS,
+    opens: 0,
+    updates: PARTITIONS,
+  });
   expect(pm.partition("t3", 0).log.config().retentionMs).toBe(60000);
   expect(pm.partition("t4", 0).log.config().retentionMs).not.toBe(60000);
 
-  // One partition's ISR: that partition only.
+  // One partition's ISR: that partition only (partition 0 is read too: the replication factor).
   const t5 = meta.getTopic("t5")!;
   await meta.alterPartition("t5", 3, { isr: [meta.nodeId] });
   reset();
   await pm.reconcile({ type: "PartitionChanged", topicId: t5.topicId, partition: 3 });
-  expect(work).toEqual({ listTopics: 0, topicReads: 1, opens: 0, updates: 1 });
+  expect(work).toEqual({ listTopics: 0, topicReads: 1, rows: 2, opens: 0, updates: 1 });
 
   // A deletion through another broker: that topic's logs go, the others stay.
   const t7 = meta.getTopic("t7")!;
   await meta.deleteTopic("t7");
   reset();
   await pm.reconcile({ type: "TopicDeleted", topicId: t7.topicId, name: "t7" });
-  expect(work).toEqual({ listTopics: 0, topicReads: 1, opens: 0, updates: 0 });
+  expect(work).toEqual({ listTopics: 0, topicReads: 1, rows: 0, opens: 0, updates: 0 });
   expect(pm.has("t7", 0)).toBe(false);
   expect(pm.has("t6", 0) && pm.has("t8", PARTITIONS - 1)).toBe(true);
   expect(pm.partitions().length).toBe(TOPICS * PARTITIONS);
@@ -99,7 +116,7 @@ test("each committed record reconciles only the topic or partition it names", as
   // Records about brokers change no partition; a snapshot (null) brings everything in line.
   reset();
   await pm.reconcile({ type: "BrokerFenced", nodeId: 5, fenced: true });
-  expect(work).toEqual({ listTopics: 0, topicReads: 0, opens: 0, updates: 0 });
+  expect(work).toEqual({ listTopics: 0, topicReads: 0, rows: 0, opens: 0, updates: 0 });
   await pm.reconcile(null);
   expect(work.listTopics).toBe(1);
 });
