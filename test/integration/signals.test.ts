@@ -105,6 +105,49 @@ describe("stop signals", () => {
   }, 30_000);
 });
 
+describe("a signal while starting", () => {
+  test("stops the broker cleanly once it has started, instead of killing it", async () => {
+    const dataDir = tempDir();
+    const proc = Bun.spawn([
+      ...brokerCommand(),
+      ...["--data-dir", dataDir, "--http-addr", "127.0.0.1:0", "--kafka-addr", "127.0.0.1:0"],
+      ...["--cluster-addr", "127.0.0.1:0"],
+    ], {
+      stdout: "ignore",
+      stderr: "pipe",
+      env: { ...process.env, BROKER_JOIN_TOKEN: TEST_JOIN_TOKEN },
+    });
+    const lines: Record<string, unknown>[] = [];
+    let signalled = false;
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stderr) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        lines.push(JSON.parse(buf.slice(0, nl)));
+        buf = buf.slice(nl + 1);
+        // The first line comes from the start itself, well before "broker started".
+        if (!signalled) {
+          signalled = true;
+          proc.kill("SIGTERM");
+        }
+      }
+    }
+    expect(await proc.exited).toBe(0);
+    const msgs = lines.map((l) => l.msg);
+    const at = (m: string) => msgs.indexOf(m);
+    expect(at("stop signal while starting: stopping once started")).toBeGreaterThanOrEqual(0);
+    expect(at("stop signal while starting: stopping once started")).toBeLessThan(
+      at("broker started"),
+    );
+    expect(at("broker started")).toBeLessThan(at("shutting down"));
+    expect(msgs.at(-1)).toBe("stopped");
+    for (const [dir, clean] of checkpoints(dataDir)) expect([dir, clean]).toEqual([dir, true]);
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 30_000);
+});
+
 /** A wildcard Kafka listener advertises an address, not the hostname, and logs it. */
 async function advertisesAnAddress(b: RunningBroker) {
   const started = msgs(b).find((m) => m.msg === "broker started")!;
