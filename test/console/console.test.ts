@@ -481,3 +481,78 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
     expect(problems).toEqual([]);
   });
 });
+
+// Only for `npm run screenshots`: the cluster page of three brokers, one of them killed, so the
+// picture shows sessions and under-replicated and offline partitions as they really appear.
+describe.skipIf(!SHOTS || !existsSync(CHROMIUM))("three brokers, one down (screenshots)", () => {
+  const brokers: RunningBroker[] = [];
+  let br: Browser;
+  afterAll(async () => {
+    await br?.close();
+    for (const x of brokers) x.kill("SIGKILL");
+  });
+
+  test("the cluster page lists what the API reports", async () => {
+    const start = (id: number, join?: string) =>
+      startBrokerProcess({
+        args: [
+          "--node-id",
+          String(id),
+          "--voters",
+          "3",
+          "--http-token",
+          TOKEN,
+          ...(join ? ["--join", join] : []),
+        ],
+        timeoutMs: 30_000,
+      });
+    const b0 = await start(0);
+    brokers.push(b0);
+    brokers.push(...await Promise.all([start(1, b0.clusterAddr), start(2, b0.clusterAddr)]));
+    const call = async (method: string, path: string, body?: unknown) => {
+      const r = await rawApi(b0.httpUrl, method, path, body, { authorization: `Bearer ${TOKEN}` });
+      if (r.status >= 400) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+      return r.json;
+    };
+    for (let i = 0; i < 100; i++) {
+      const c = await call("GET", "/cluster");
+      // deno-lint-ignore no-explicit-any
+      if (c.brokers.filter((x: any) => x.state === "alive").length === 3) break;
+      await Bun.sleep(200);
+    }
+    await call("POST", "/topics", { name: "orders", partitions: 6, replication_factor: 3 });
+    await call("POST", "/topics", { name: "audit", partitions: 3, replication_factor: 1 });
+    await call("POST", "/topics/orders/records", [{ value: "a" }, { value: "b" }]);
+    brokers[2].kill("SIGKILL");
+    // deno-lint-ignore no-explicit-any
+    const health = async (): Promise<any[]> => {
+      const out = [];
+      for (const { name: t } of await call("GET", "/topics?internal=true")) {
+        const d = await call("GET", `/topics/${t}`);
+        for (const p of d.partitions) {
+          if (p.offline || p.under_replicated) out.push({ topic: t, ...p });
+        }
+      }
+      return out;
+    };
+    for (let i = 0; i < 150; i++) {
+      const h = await health();
+      if (h.filter((p) => p.topic === "orders").length === 6 && h.some((p) => p.offline)) break;
+      await Bun.sleep(200);
+    }
+    br = await chromium.launch({ executablePath: CHROMIUM });
+    page = await br.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(`${b0.httpUrl}/ui/`);
+    await page.getByTestId("login-token").fill(TOKEN);
+    await page.getByTestId("login-submit").click();
+    await page.getByTestId("offline").waitFor({ timeout: 15_000 });
+    const h = await health();
+    expect((await rows("offline")).map((r) => `${r[0]}-${r[1]}`).sort()).toEqual(
+      h.filter((p) => p.offline).map((p) => `${p.topic}-${p.partition}`).sort(),
+    );
+    expect((await rows("under-replicated")).map((r) => `${r[0]}-${r[1]}`).sort()).toEqual(
+      h.filter((p) => !p.offline).map((p) => `${p.topic}-${p.partition}`).sort(),
+    );
+    await shot("cluster");
+  }, 120_000);
+});
