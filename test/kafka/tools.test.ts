@@ -105,7 +105,10 @@ describe("transactions", () => {
     expect(err!.name).toBe("KafkaJSProtocolError");
     expect(err!.type).toBe("TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
     expect(Date.now() - t0).toBeLessThan(5000);
-    const logged = b.logs.find((l) => l.includes("refused a transactional producer"));
+    // The broker's stderr is read asynchronously: its line may land after the answer.
+    const find = () => b.logs.find((l) => l.includes("refused a transactional producer"));
+    for (let i = 0; i < 100 && find() === undefined; i++) await Bun.sleep(20);
+    const logged = find();
     expect(logged).toContain("transactions are not supported");
   });
 });
