@@ -7,6 +7,7 @@ import type { Logger } from "../log.ts";
 import type { Metrics } from "../core/metrics.ts";
 import type { DecodedRequestHeader, Struct } from "../protocol/kafka/index.ts";
 import type { ProducerIdAllocator } from "./producer-ids.ts";
+import type { Principal } from "./principal.ts";
 
 export interface KafkaContext {
   readonly partitions: PartitionManager;
@@ -46,6 +47,11 @@ export interface RequestContext {
   readonly connection: object;
   /** Remote address as Kafka prints it, e.g. "/127.0.0.1". */
   readonly clientHost: string;
+  /**
+   * Who the connection authenticated as (SASL user or TLS client certificate), what an authoriser
+   * decides on; absent: User:ANONYMOUS.
+   */
+  readonly principal?: Principal;
   /**
    * Reusable buffers for response bytes. What `take` lends stays the handler's until the
    * response has been written to the socket (or the connection closed), unless given back first.

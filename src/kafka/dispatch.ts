@@ -114,6 +114,7 @@ export class Dispatcher implements FrameDispatcher {
         body,
         connection: conn,
         clientHost: `/${conn.remoteHost}`,
+        principal: conn.principal,
         buffers: lent,
       });
       this.#count(header.apiKey, false);

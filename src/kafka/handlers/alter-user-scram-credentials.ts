@@ -72,7 +72,7 @@ function change(o: Struct, upsert: boolean): Change | Refusal {
 export async function alterUserScramCredentials(
   ctx: KafkaContext,
   req: RequestContext,
-): Promise<Struct> {
+) {
   const byUser = new Map<string, (Change | Refusal)[]>();
   const mechanismsOf = new Map<string, Set<string>>();
   const duplicate = new Set<string>();

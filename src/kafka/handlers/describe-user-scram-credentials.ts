@@ -1,11 +1,11 @@
 // DescribeUserScramCredentials (KIP-554): each user's SCRAM mechanisms and iterations (never
 // salts or keys). No users named (null or empty): every user with a credential.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
 import { arr, type KafkaContext, type RequestContext, str } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { mechanismCode } from "../sasl/scram.ts";
 
-export function describeUserScramCredentials(ctx: KafkaContext, req: RequestContext): Struct {
+export function describeUserScramCredentials(ctx: KafkaContext, req: RequestContext) {
   const by = new Map<string, { mechanism: number; iterations: number }[]>();
   for (const c of ctx.meta.listScramCredentials()) {
     const list = by.get(c.user) ?? [];

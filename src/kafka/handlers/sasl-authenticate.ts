@@ -1,10 +1,10 @@
 // SaslAuthenticate once a connection needs none (see sasl-handshake.ts): ILLEGAL_SASL_STATE, as
 // Kafka answers a second authentication on a connection (re-authentication, KIP-368, is not
 // offered: the session lifetime is 0).
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 
-export function saslAuthenticate(): Struct {
+export function saslAuthenticate() {
   return {
     errorCode: ErrorCode.ILLEGAL_SASL_STATE,
     errorMessage: "SaslAuthenticate request received after successful authentication " +

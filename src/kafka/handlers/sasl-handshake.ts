@@ -1,10 +1,10 @@
 // SaslHandshake once a connection needs none: after it authenticated, or on a listener without
 // SASL. Kafka answers ILLEGAL_SASL_STATE then; the exchange itself runs in sasl/gate.ts before
 // authentication, where this handler is never reached.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 
-export function saslHandshake(): Struct {
+export function saslHandshake() {
   return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] };
 }
 
