@@ -141,6 +141,18 @@ describe("before authentication (SASL_PLAINTEXT)", () => {
   });
 });
 
+test("a request pipelined behind an unfinished login is not served", async () => {
+  const c = await connect(all[1]);
+  await c.call(ApiKey.SaslHandshake, 1, { mechanism: "PLAIN" });
+  // The login is still being checked when Metadata arrives: the connection closes after
+  // answering the login, and Metadata gets nothing.
+  const login = await c.send(ApiKey.SaslAuthenticate, 1, { authBytes: enc("\0dave\0dave-pw") });
+  const md = await c.send(ApiKey.Metadata, 9, { topics: null, allowAutoTopicCreation: false });
+  expect(await c.waitClosed(5000)).toBe(true);
+  expect(c.frames.map((f) => f.correlationId)).toEqual([login]);
+  expect(c.frames.map((f) => f.correlationId)).not.toContain(md);
+});
+
 describe("after authentication", () => {
   test("requests are served; SaslHandshake again is ILLEGAL_SASL_STATE", async () => {
     const c = await connect(all[1]);
