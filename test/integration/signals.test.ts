@@ -58,6 +58,16 @@ const msgs = (b: RunningBroker) =>
     }
   });
 
+/** The log record `msg`, waited for: stderr is read asynchronously, even after the exit. */
+async function logged(b: RunningBroker, msg: string) {
+  for (let i = 0; i < 100; i++) {
+    const rec = msgs(b).find((m) => m.msg === msg);
+    if (rec) return rec;
+    await Bun.sleep(20);
+  }
+  return undefined;
+}
+
 describe("stop signals", () => {
   // Started side by side: each start waits mostly on timers, not on the CPU.
   let hup: RunningBroker, two: RunningBroker, three: RunningBroker;
@@ -73,7 +83,7 @@ describe("stop signals", () => {
       await advertisesAnAddress(b);
       b.kill("SIGHUP");
       expect(await b.exited).toBe(0);
-      expect(msgs(b).find((m) => m.msg === "shutting down")?.signal).toBe("SIGHUP");
+      expect((await logged(b, "shutting down"))?.signal).toBe("SIGHUP");
       const cps = checkpoints(b.dataDir);
       expect(cps.size).toBeGreaterThan(2); // t-0, t-1 and __consumer_offsets
       for (const [dir, clean] of cps) expect([dir, clean]).toEqual([dir, true]);
@@ -87,7 +97,7 @@ describe("stop signals", () => {
     await Bun.sleep(5);
     b.kill("SIGINT");
     expect(await b.exited).toBe(0);
-    expect(msgs(b).some((m) => m.msg === "shutdown already under way")).toBe(true);
+    expect(await logged(b, "shutdown already under way")).toBeDefined();
     for (const [dir, clean] of checkpoints(b.dataDir)) expect([dir, clean]).toEqual([dir, true]);
   }, 30_000);
 
@@ -100,8 +110,7 @@ describe("stop signals", () => {
     await Bun.sleep(10);
     b.kill("SIGHUP");
     expect(await b.exited).toBe(129);
-    expect(msgs(b).some((m) => m.msg === "exiting now, without finishing the clean shutdown"))
-      .toBe(true);
+    expect(await logged(b, "exiting now, without finishing the clean shutdown")).toBeDefined();
   }, 30_000);
 });
 
