@@ -3,7 +3,7 @@
 // SaltedPassword (as Kafka's kafka-configs does), so the password never crosses the network.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { CliError } from "./client.ts";
+import { UsageError } from "./client.ts";
 import { type Command, intFlag, need } from "./command.ts";
 import { json, out, table } from "./format.ts";
 import {
@@ -26,12 +26,12 @@ function mechanismsFlag(v: unknown): ScramMechanism[] {
   const list = String(v).split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
   for (const m of list) {
     if (!isScramMechanism(m)) {
-      throw new CliError(
+      throw new UsageError(
         `--mechanism: expected SCRAM-SHA-256, SCRAM-SHA-512 or all, not ${JSON.stringify(m)}`,
       );
     }
   }
-  if (list.length === 0) throw new CliError("--mechanism: name one");
+  if (list.length === 0) throw new UsageError("--mechanism: name one");
   return [...new Set(list)] as ScramMechanism[];
 }
 
@@ -40,14 +40,14 @@ function readPassword(values: Record<string, unknown>, env: Record<string, strin
   if (typeof values.password === "string") return values.password;
   if (env.BROKER_USER_PASSWORD) return env.BROKER_USER_PASSWORD;
   if (process.stdin.isTTY) {
-    throw new CliError(
+    throw new UsageError(
       "give the password on stdin (echo ... | broker user add NAME), in BROKER_USER_PASSWORD, " +
         "or with --password",
     );
   }
   const text = readFileSync("/dev/stdin", "utf8").replace(/\r?\n$/, "");
   if (text === "" || /[\r\n]/.test(text)) {
-    throw new CliError("the password on stdin must be one non-empty line");
+    throw new UsageError("the password on stdin must be one non-empty line");
   }
   return text;
 }
@@ -77,7 +77,7 @@ export const userCommands: Command[] = [
       const mechanisms = mechanismsFlag(ctx.values.mechanism);
       const iterations = intFlag(ctx.values.iterations, "iterations") ?? MIN_ITERATIONS;
       if (iterations < MIN_ITERATIONS || iterations > MAX_ITERATIONS) {
-        throw new CliError(`--iterations must be ${MIN_ITERATIONS}..${MAX_ITERATIONS}`);
+        throw new UsageError(`--iterations must be ${MIN_ITERATIONS}..${MAX_ITERATIONS}`);
       }
       const password = readPassword(ctx.values, ctx.env);
       const credentials = [];
@@ -132,7 +132,7 @@ export const userCommands: Command[] = [
         ? undefined
         : mechanismsFlag(ctx.values.mechanism);
       if (m !== undefined && m.length !== 1) {
-        throw new CliError("--mechanism: name one mechanism to delete");
+        throw new UsageError("--mechanism: name one mechanism to delete");
       }
       await ctx.client.call(
         "DELETE",
