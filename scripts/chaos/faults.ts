@@ -46,7 +46,7 @@ export async function resolve(cluster: Cluster, t: Role): Promise<number | undef
 }
 
 /**
- * Starts broker `id`, up to 3 tries: a start that does not finish in 30 s (the harness kills it)
+ * Starts broker `id`, up to 3 tries: a start that does not finish in time (the harness kills it)
  * is a liveness problem to report, not a reason to abandon the run.
  */
 export async function startBroker(
@@ -59,12 +59,16 @@ export async function startBroker(
       await cluster.start(id);
       return true;
     } catch (e) {
-      const first = (e instanceof Error ? e.message : String(e)).split("\n")[0];
-      log(`LIVENESS: broker ${id} start ${attempt} failed: ${first}`);
+      const text = e instanceof Error ? e.message : String(e);
+      failedStarts.push({ id, text });
+      log(`LIVENESS: broker ${id} start ${attempt} failed: ${text.split("\n")[0]}`);
     }
   }
   return false;
 }
+
+/** The output of every start that failed (the harness kills a broker not started in time). */
+export const failedStarts: { id: number; text: string }[] = [];
 
 /** Starts every broker that is not running. */
 export async function startMissing(cluster: Cluster, log: (line: string) => void): Promise<void> {

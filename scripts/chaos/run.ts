@@ -25,7 +25,7 @@ import {
   within,
 } from "../../test/helpers/replication-harness.ts";
 import { check, type Verdict } from "./checker.ts";
-import { runStep, startMissing } from "./faults.ts";
+import { failedStarts, runStep, startMissing } from "./faults.ts";
 import { emptyHistory, type History, type ReplicaLog } from "./history.ts";
 import { ChaosNet } from "./net.ts";
 import { summary } from "./report.ts";
@@ -141,6 +141,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     command: (id) => [...net.exec(id), ...brokerCommand()],
     host: (id) => net.ip(id),
     dataDir: (id) => join(o.out, "data", `broker-${id}`),
+    // A broker waits up to 15 s to be unfenced and 10 s for its partitions before it says it
+    // started: on a loaded machine 30 s is not enough.
+    startTimeoutMs: 60_000,
     args: (id) => [
       "--kafka-addr",
       `${net.ip(id)}:9092`,
@@ -304,6 +307,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     polling = false;
     await within(poller, 15_000);
     await group.stop();
+    // A new leader's high watermark can trail its log until its followers fetch again: give it
+    // time to pass every acknowledged offset (one still below it after that is reported lost).
+    const acked = new Map<number, number>();
+    for (const a of h.acks) acked.set(a.p, Math.max(acked.get(a.p) ?? 0, a.o + 1));
+    await waitFor("high watermarks past every acknowledged offset", 60_000, async () => {
+      const t = await cluster.topic(TOPIC);
+      return t !== undefined &&
+          [...acked].every(([p, end]) =>
+            (t.find((x) => x.partition === p)?.high_watermark ?? -1) >= end
+          )
+        ? true
+        : undefined;
+    }, 500).catch(() => note("LIVENESS: a high watermark below an acknowledged offset after 60 s"));
     h.replicas = await readBack(cluster, note);
   } catch (e) {
     note(`run aborted: ${e instanceof Error ? e.stack ?? e.message : e}`);
@@ -341,6 +357,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     verdict.violations.map((v) => `${v.kind}: ${v.msg}`).join("\n") + "\n",
   );
   cluster.dumpLogs(join(o.out, "logs"));
+  failedStarts.forEach((f, i) =>
+    writeFileSync(join(o.out, "logs", `start-failed-${i}-broker-${f.id}.log`), f.text + "\n")
+  );
   writeFileSync(join(o.out, "logs", "group-events.log"), group.events.join("\n") + "\n");
   writeFileSync(join(o.out, "logs", "kafka-clients.log"), kafkaLogs.join("\n") + "\n");
   rds.forEach((r) => writeFileSync(join(o.out, "logs", `${r.src}.stderr.log`), r.stderr.join("")));

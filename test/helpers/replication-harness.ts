@@ -93,6 +93,8 @@ export interface ClusterOptions {
   host?: (id: number) => string;
   /** Broker `id`'s data directory (default: a fresh temporary one). */
   dataDir?: (id: number) => string;
+  /** How long a start may take before the broker is killed (default 30 s). */
+  startTimeoutMs?: number;
 }
 
 export class Cluster {
@@ -141,7 +143,7 @@ export class Cluster {
     const b = await startBrokerProcess({
       dataDir: n.dataDir,
       args,
-      timeoutMs: 30_000,
+      timeoutMs: this.options.startTimeoutMs ?? 30_000,
       command: this.options.command?.(id),
     });
     n.proc = b;
