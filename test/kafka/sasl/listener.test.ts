@@ -310,3 +310,26 @@ describe("HTTP logins", () => {
     expect(again.status).toBe(404);
   }, 30_000);
 });
+
+describe("broker user (CLI)", () => {
+  const cli = (args: string[]) =>
+    Bun.spawnSync([...brokerCommand(), "user", ...args, "--server", sasl.httpUrl], {
+      env: { ...process.env, BROKER_HTTP_TOKEN: TOKEN },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+
+  test("list, delete one mechanism, delete a user that does not exist", () => {
+    const del = cli(["delete", "alice", "--mechanism", "SCRAM-SHA-256"]);
+    expect(del.stdout.toString()).toBe("deleted SCRAM-SHA-256 of user alice\n");
+    const list = cli(["list", "--json"]);
+    expect(JSON.parse(list.stdout.toString())).toEqual([
+      { name: "alice", mechanisms: [{ mechanism: "SCRAM-SHA-512", iterations: 4096 }] },
+    ]);
+    const missing = cli(["delete", "nobody"]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr.toString()).toContain('user "nobody" has no SCRAM credential');
+    const bad = cli(["add", "x", "--mechanism", "SCRAM-SHA-1"]);
+    expect(bad.exitCode).toBe(2);
+  });
+});
