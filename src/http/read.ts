@@ -17,6 +17,7 @@ import {
 } from "./schemas.ts";
 import { existingPartition, recordBytes, renderRecord } from "./render.ts";
 import { FORWARD_MARGIN_MS, type From } from "./partition-access.ts";
+import { BATCH_HEADER_SIZE, batchSizeAt, readBatchHeader } from "../protocol/record-batch.ts";
 
 export const MAX_WAIT_MS = 300_000;
 
@@ -52,7 +53,94 @@ export function clientSignal(req: Request, closing: AbortSignal): AbortSignal {
   return ac.signal;
 }
 
+const BatchQuery = z.object({
+  offset: z.string().regex(/^\d{1,16}$/, "must be an offset").openapi({
+    description: "the batch holding this offset comes first",
+  }),
+  max_bytes: intQuery(
+    1,
+    16 * 1024 * 1024,
+    "about this many bytes of whole batches (default 1 MiB)",
+  ),
+});
+
 export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access }: HttpContext) {
+  // Log bytes as stored: whole RecordBatch v2 batches for clients that decode them (`broker
+  // consume`), with none of the per-record work of the JSON route. Served by the partition's
+  // leader only (a 421 names it); a client falls back to the JSON route elsewhere.
+  on(
+    app,
+    createRoute({
+      method: "get",
+      path: "/topics/{topic}/partitions/{partition}/batches",
+      tags: ["records"],
+      summary: "Read a partition's record batches as stored (Kafka RecordBatch v2), at its leader",
+      request: { params: PartitionParams, query: BatchQuery },
+      responses: {
+        200: {
+          description: "whole batches up to the high watermark (empty at the end); headers " +
+            "X-High-Watermark, X-Log-Start-Offset, X-Next-Offset",
+          content: { "application/vnd.kafka.record-batch": { schema: z.string() } },
+        },
+        ...commonErrors,
+        416: {
+          description: "offset outside the log",
+          content: { "application/json": { schema: ErrorSchema } },
+        },
+        421: {
+          description: "this broker does not lead the partition",
+          content: { "application/json": { schema: ErrorSchema } },
+        },
+      },
+    }),
+    (c) => {
+      const { topic, partition: pRaw } = valid(c, "param", PartitionParams);
+      const q = valid(c, "query", BatchQuery);
+      const partition = Number(pRaw);
+      existingPartition(broker, topic, partition);
+      if (!access.leadsHere(topic, partition) || !broker.partitions.has(topic, partition)) {
+        throw new HttpError(
+          421,
+          42100,
+          `broker ${broker.nodeId} does not lead ${topic}-${partition}; read it there or with ` +
+            "GET /topics/{topic}/partitions/{partition}/records",
+        );
+      }
+      const offset = Number(q.offset);
+      const maxBytes = q.max_bytes ?? 1024 * 1024;
+      const st = broker.partitions.partition(topic, partition);
+      const hw = st.highWatermark();
+      const lso = st.log.logStartOffset();
+      if (offset < lso || offset > hw) {
+        throw new HttpError(416, 41601, `offset ${offset} is outside the log [${lso}, ${hw}]`, 1, {
+          log_start_offset: lso,
+          high_watermark: hw,
+        });
+      }
+      // Copied out of the log's mapping: the answer outlives this turn.
+      const into = new Uint8Array(maxBytes);
+      const r = broker.partitions.readInto(topic, partition, offset, maxBytes, into);
+      let records = 0;
+      for (let pos = 0; pos + BATCH_HEADER_SIZE <= r.records.length;) {
+        const size = batchSizeAt(r.records, pos);
+        if (size < BATCH_HEADER_SIZE) break;
+        records += readBatchHeader(r.records, pos).lastOffsetDelta + 1;
+        pos += size;
+      }
+      metrics.consumed(topic, records, r.records.length);
+      // A first batch larger than max_bytes comes as a view of the log: copy it.
+      const body = r.records.buffer === into.buffer ? r.records : r.records.slice();
+      return new Response(body, {
+        headers: {
+          "content-type": "application/vnd.kafka.record-batch",
+          "x-high-watermark": String(r.highWatermark),
+          "x-log-start-offset": String(r.logStartOffset),
+          "x-next-offset": String(r.nextOffset),
+        },
+      });
+    },
+  );
+
   on(
     app,
     createRoute({

@@ -25,32 +25,6 @@ function cli(args: string[], stdin?: string) {
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
 }
 
-test("--help with examples on every subcommand", () => {
-  for (
-    const c of [
-      "topic create",
-      "topic list",
-      "topic describe",
-      "topic alter",
-      "topic delete",
-      "produce",
-      "consume",
-      "group list",
-      "group describe",
-      "group reset-offsets",
-      "group delete",
-      "cluster status",
-      "cluster join-token",
-      "cluster remove-node",
-    ]
-  ) {
-    const r = cli([...c.split(" "), "--help"]);
-    expect(r.code).toBe(0);
-    expect(r.out).toContain("Examples:");
-    expect(r.out).toContain(`broker ${c}`);
-  }
-}, 60_000);
-
 test("topic, produce, consume, group and cluster commands", () => {
   expect(
     cli(["topic", "create", "orders", "--partitions", "2", "--config", "retention.ms=3600000"])
@@ -209,6 +183,7 @@ test("--help on every command, completion scripts for bash, zsh and fish", () =>
     const r = run([...c.name.split(" "), "--help"]);
     expect([c.name, r.code]).toEqual([c.name, 0]);
     expect(r.out).toContain(`Usage: broker ${c.name}`);
+    expect(r.out).toContain("Examples:");
   }
   const bash = run(["completion", "bash"]);
   expect(bash.code).toBe(0);

@@ -5,7 +5,8 @@ import { closest, editDistance } from "../../src/cli/suggest.ts";
 import { explainNetworkError, serverList, serverUrl, UsageError } from "../../src/cli/client.ts";
 import { bodies, cutPoint, jsonBody } from "../../src/cli/produce.ts";
 import { formatBytes, formatDuration, Progress } from "../../src/cli/progress.ts";
-import { formatter } from "../../src/cli/consume.ts";
+import { decodeBatches, formatter } from "../../src/cli/consume.ts";
+import { ATTR_CONTROL, encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 
 describe("suggest", () => {
   test("edit distance counts a transposition as one edit", () => {
@@ -152,4 +153,32 @@ test("formatter fills templates and escapes", () => {
     "1:7\t=v a=1,b= {x}\n",
   );
   expect(JSON.parse(formatter(undefined, true)(r))).toEqual(r);
+});
+
+test("decodeBatches: records at or after the offset asked, control batches skipped, text or base64", () => {
+  const enc = new TextEncoder();
+  const a = encodeRecordBatch({
+    baseOffset: 10,
+    baseTimestamp: 1000,
+    records: [
+      { key: enc.encode("k"), value: enc.encode("v10") },
+      { key: null, value: new Uint8Array([0xff]), headers: [{ key: "h", value: enc.encode("1") }] },
+    ],
+  });
+  const control = encodeRecordBatch({
+    baseOffset: 12,
+    attributes: ATTR_CONTROL,
+    records: [{ key: new Uint8Array(4), value: new Uint8Array(6) }],
+  });
+  const b = encodeRecordBatch({ baseOffset: 13, records: [{ value: enc.encode("v13") }] });
+  const buf = new Uint8Array([...a, ...control, ...b]);
+  const d = decodeBatches(buf, "t", 2, 11);
+  expect(d.next).toBe(14);
+  expect(d.records.map((r) => [r.offset, r.key, r.value, r.headers])).toEqual([
+    [11, null, "/w==", [{ key: "h", value: "1" }]],
+    [13, null, "v13", []],
+  ]);
+  expect(d.records[0]).toMatchObject({ topic: "t", partition: 2, timestamp: 1000 });
+  // A batch cut short (a read's end) is left for the next read.
+  expect(decodeBatches(buf.subarray(0, buf.length - 5), "t", 2, 10).next).toBe(13);
 });
