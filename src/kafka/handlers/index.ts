@@ -4,6 +4,7 @@
 import type { KafkaApi } from "../api.ts";
 import { apiVersionsApi } from "./api-versions.ts";
 import alterConfigs from "./alter-configs.ts";
+import alterPartitionReassignments from "./alter-partition-reassignments.ts";
 import alterUserScramCredentials from "./alter-user-scram-credentials.ts";
 import createPartitions from "./create-partitions.ts";
 import createTopics from "./create-topics.ts";
@@ -25,6 +26,7 @@ import joinGroup from "./join-group.ts";
 import leaveGroup from "./leave-group.ts";
 import listGroups from "./list-groups.ts";
 import listOffsets from "./list-offsets.ts";
+import listPartitionReassignments from "./list-partition-reassignments.ts";
 import metadata from "./metadata.ts";
 import offsetCommit from "./offset-commit.ts";
 import offsetFetch from "./offset-fetch.ts";
@@ -36,6 +38,7 @@ import syncGroup from "./sync-group.ts";
 
 const SERVED: readonly KafkaApi[] = [
   alterConfigs,
+  alterPartitionReassignments,
   alterUserScramCredentials,
   createPartitions,
   createTopics,
@@ -57,6 +60,7 @@ const SERVED: readonly KafkaApi[] = [
   leaveGroup,
   listGroups,
   listOffsets,
+  listPartitionReassignments,
   metadata,
   offsetCommit,
   offsetFetch,

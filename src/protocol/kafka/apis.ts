@@ -4,6 +4,7 @@ import * as admin from "./messages/admin.ts";
 import * as dataPlane from "./messages/data-plane.ts";
 import * as groups from "./messages/groups.ts";
 import * as logDirs from "./messages/log-dirs.ts";
+import * as reassignments from "./messages/reassignments.ts";
 import { inRange, type MessageSchema } from "./schema.ts";
 
 export const ApiKey = {
@@ -35,6 +36,8 @@ export const ApiKey = {
   DeleteGroups: 42,
   ElectLeaders: 43,
   IncrementalAlterConfigs: 44,
+  AlterPartitionReassignments: 45,
+  ListPartitionReassignments: 46,
   DescribeUserScramCredentials: 50,
   AlterUserScramCredentials: 51,
   DescribeCluster: 60,
@@ -47,6 +50,7 @@ const PAIRS: readonly (readonly [MessageSchema, MessageSchema])[] = [
   ...Object.values(groups),
   ...Object.values(admin),
   ...Object.values(logDirs),
+  ...Object.values(reassignments),
 ];
 
 const REQUESTS = new Map<number, MessageSchema>();

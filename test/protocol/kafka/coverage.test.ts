@@ -23,6 +23,8 @@ export const KNOWN_GAPS: string[] = [
   "ElectLeaders v0 request",
   "ElectLeaders v1 request",
   "ElectLeaders v2 request",
+  "AlterPartitionReassignments v0 request",
+  "ListPartitionReassignments v0 request",
   "DescribeUserScramCredentials v0 request",
   "AlterUserScramCredentials v0 request",
 ];

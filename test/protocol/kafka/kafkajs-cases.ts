@@ -29,6 +29,8 @@ export const KAFKAJS_DIRS: Record<number, string> = {
   36: "saslAuthenticate",
   37: "createPartitions",
   42: "deleteGroups",
+  45: "alterPartitionReassignments",
+  46: "listPartitionReassignments",
 };
 
 /** (apiKey, version) pairs whose responses kafkajs decodes in this test. */

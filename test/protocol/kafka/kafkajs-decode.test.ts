@@ -74,6 +74,21 @@ function theirLeaves(value: unknown, out: string[], depth = 0): void {
   }
 }
 
+/** AlterPartitionReassignments, ListPartitionReassignments. */
+const HEADER_TAGS_IN_BODY = new Set([45, 46]);
+
+/** Those decoders also read error messages without returning them: nothing to compare. */
+function dropMessages(v: unknown): void {
+  if (Array.isArray(v)) { for (const e of v) dropMessages(e); }
+  else if (v !== null && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      if (k === "errorMessage") o[k] = null;
+      else dropMessages(o[k]);
+    }
+  }
+}
+
 function count(xs: string[]): Map<string, number> {
   const m = new Map<string, number>();
   for (const x of xs) m.set(x, (m.get(x) ?? 0) + 1);
@@ -97,8 +112,12 @@ describe("kafkajs decodes our responses", () => {
           version,
         );
         sanitize(value, schema.fields, version);
+        if (HEADER_TAGS_IN_BODY.has(apiKey)) dropMessages(value);
         const body = concatChunks(encodeResponse(apiKey, version, value));
-        const decoded = await decode(Buffer.from(body));
+        // These decoders read the flexible response header's tag buffer themselves (kafkajs'
+        // connection hands them everything after the correlation id): give them an empty one.
+        const framed = HEADER_TAGS_IN_BODY.has(apiKey) ? [0, ...body] : body;
+        const decoded = await decode(Buffer.from(framed));
         const ours: string[] = [];
         ourLeaves(value, { kind: "struct", fields: schema.fields }, version, ours);
         const theirs = count((() => {

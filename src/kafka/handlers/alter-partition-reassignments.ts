@@ -1,0 +1,88 @@
+// AlterPartitionReassignments (45, KIP-455): start moves (a replica list) and cancel them (null
+// replicas) for named partitions, as kafka-reassign-partitions and kafkajs'
+// admin.alterPartitionReassignments send it. The controller decides (ReassignmentAdmin passes
+// the request on from any broker); each partition is answered with its own error code.
+import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
+import { defineHandler } from "../api.ts";
+import { ReassignmentAdmin } from "../../core/reassignment-admin.ts";
+import { MAX_REASSIGN_PARTITIONS, type ReassignItem } from "../../replication/reassign-requests.ts";
+import {
+  arr,
+  errorCodeOf,
+  errorMessageOf,
+  type KafkaContext,
+  num,
+  type RequestContext,
+  str,
+} from "../context.ts";
+
+interface PartitionAnswer {
+  partitionIndex: number;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+function answer(
+  items: readonly ReassignItem[],
+  codes: readonly { errorCode: number; message: string | null }[],
+) {
+  const byTopic = new Map<string, PartitionAnswer[]>();
+  items.forEach((it, i) => {
+    let list = byTopic.get(it.topic);
+    if (list === undefined) byTopic.set(it.topic, list = []);
+    list.push({
+      partitionIndex: it.partition,
+      errorCode: codes[i].errorCode,
+      errorMessage: codes[i].message,
+    });
+  });
+  return [...byTopic].map(([name, partitions]) => ({ name, partitions }));
+}
+
+async function alterPartitionReassignments(ctx: KafkaContext, req: RequestContext) {
+  const items: ReassignItem[] = [];
+  for (const t of arr(req.body.topics)) {
+    for (const p of arr(t.partitions)) {
+      const replicas = p.replicas;
+      items.push({
+        topic: str(t.name),
+        partition: num(p.partitionIndex),
+        target: Array.isArray(replicas) ? (replicas as unknown[]).map((x) => num(x, -1)) : null,
+      });
+    }
+  }
+  const fail = (errorCode: number, message: string) => ({
+    throttleTimeMs: 0,
+    errorCode,
+    errorMessage: message,
+    responses: answer(items, items.map(() => ({ errorCode, message }))),
+  });
+  if (items.length > MAX_REASSIGN_PARTITIONS) {
+    return fail(ErrorCode.INVALID_REQUEST, `at most ${MAX_REASSIGN_PARTITIONS} partitions`);
+  }
+  // Ill-formed entries are answered on their own; the rest go to the controller.
+  const bad = (it: ReassignItem) =>
+    it.topic === "" || it.partition < 0 || (it.target !== null && it.target.some((id) => id < 0));
+  const good = items.filter((it) => !bad(it));
+  const admin = ReassignmentAdmin.of(ctx.meta);
+  if (admin === undefined) return fail(ErrorCode.NOT_CONTROLLER, "this broker has no controller");
+  try {
+    const results = good.length === 0 ? [] : await admin.alter(good);
+    let j = 0;
+    const codes = items.map((it) =>
+      bad(it)
+        ? { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: "malformed partition entry" }
+        : { errorCode: results[j].errorCode, message: results[j++].message }
+    );
+    return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, responses: answer(items, codes) };
+  } catch (e) {
+    const code = errorCodeOf(e);
+    return fail(code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code, errorMessageOf(e));
+  }
+}
+
+export default defineHandler({
+  apiKey: ApiKey.AlterPartitionReassignments,
+  versions: [0, 0],
+  handle: alterPartitionReassignments,
+});
