@@ -56,6 +56,7 @@ export function clientSignal(req: Request, closing: AbortSignal): AbortSignal {
 const BatchQuery = z.object({
   offset: z.string().regex(/^\d{1,16}$/, "must be an offset").openapi({
     description: "the batch holding this offset comes first",
+    example: "0",
   }),
   max_bytes: intQuery(
     1,
