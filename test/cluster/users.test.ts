@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { pbkdf2Sync } from "node:crypto";
 import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
 import { RawClient } from "../kafka/raw-client.ts";
-import { ApiKey, ErrorCode, type Struct } from "../../src/protocol/kafka/index.ts";
+import {
+  ApiKey,
+  decodeResponseFrame,
+  encodeRequestFrame,
+  ErrorCode,
+  type Struct,
+} from "../../src/protocol/kafka/index.ts";
 import { ScramClient } from "../../src/kafka/sasl/scram.ts";
 
 const all: RunningBroker[] = [];
@@ -142,14 +148,34 @@ describe("before authentication (SASL_PLAINTEXT)", () => {
 });
 
 test("a request pipelined behind an unfinished login is not served", async () => {
+  const add = await fetch(`${all[1].httpUrl}/users`, {
+    method: "POST",
+    headers: AUTH,
+    body: JSON.stringify({ name: "pipe", password: "pipe-pw", mechanisms: ["SCRAM-SHA-512"] }),
+  });
+  expect(add.status).toBe(201);
   const c = await connect(all[1]);
   await c.call(ApiKey.SaslHandshake, 1, { mechanism: "PLAIN" });
-  // The login is still being checked when Metadata arrives: the connection closes after
-  // answering the login, and Metadata gets nothing.
-  const login = await c.send(ApiKey.SaslAuthenticate, 1, { authBytes: enc("\0dave\0dave-pw") });
-  const md = await c.send(ApiKey.Metadata, 9, { topics: null, allowAutoTopicCreation: false });
+  // The login is still being checked when Metadata arrives (one write, so the client's Nagle
+  // cannot hold Metadata back until the check is over): the connection closes after answering
+  // the login, and Metadata gets nothing.
+  const login = 101, md = 102;
+  const frames = [
+    encodeRequestFrame(
+      { apiKey: ApiKey.SaslAuthenticate, apiVersion: 1, correlationId: login, clientId: "raw" },
+      { authBytes: enc("\0pipe\0pipe-pw") },
+    ),
+    encodeRequestFrame(
+      { apiKey: ApiKey.Metadata, apiVersion: 9, correlationId: md, clientId: "raw" },
+      { topics: null, allowAutoTopicCreation: false },
+    ),
+  ];
+  await c.write(Buffer.concat(frames));
   expect(await c.waitClosed(5000)).toBe(true);
   expect(c.frames.map((f) => f.correlationId)).toEqual([login]);
+  // The login itself succeeded: Metadata was refused for arriving while it was checked.
+  const answer = decodeResponseFrame(ApiKey.SaslAuthenticate, 1, c.frames[0].frame).body;
+  expect(answer.errorCode).toBe(0);
   expect(c.frames.map((f) => f.correlationId)).not.toContain(md);
 });
 
