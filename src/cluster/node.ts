@@ -50,7 +50,7 @@ import { PeerLink } from "./peer-link.ts";
  * requester's own proven node id (a member never speaks for another).
  */
 const MAX_HOPS = 2;
-/** Metadata writes a broker that is not the leader passes on to it (topic and user admin). */
+/** Metadata writes a broker that is not the leader passes on to it (topic, user and ACL admin). */
 const FORWARDED_RECORDS: ReadonlySet<string> = new Set([
   "TopicCreated",
   "TopicDeleted",
@@ -58,6 +58,8 @@ const FORWARDED_RECORDS: ReadonlySet<string> = new Set([
   "TopicConfigChanged",
   "UserScramCredentialSet",
   "UserScramCredentialDeleted",
+  "AclCreated",
+  "AclDeleted",
 ]);
 /** How long a forwarded write waits to be applied here after the leader committed it. */
 const FORWARD_APPLY_TIMEOUT_MS = 10_000;

@@ -11,6 +11,7 @@ import * as s from "./schema.ts";
 import { topicNamesCollide, unifyCollisionChars, validateTopicName } from "./topic-names.ts";
 import { validateTopicConfig, validateTopicConfigs } from "./topic-configs.ts";
 import { applyUserRecord } from "./users.ts";
+import { applyAclRecord } from "./acls.ts";
 
 /** A drizzle handle on the metadata db, or a transaction on it. */
 export type MetaConn = BaseSQLiteDatabase<"sync", void, typeof s>;
@@ -89,6 +90,10 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
     case "UserScramCredentialSet":
     case "UserScramCredentialDeleted":
       applyUserRecord(db, r);
+      return;
+    case "AclCreated":
+    case "AclDeleted":
+      applyAclRecord(db, r);
       return;
     case "BrokerRegistered":
       db.insert(s.brokers).values({

@@ -5,6 +5,7 @@ import journal from "../../migrations/meta/_journal.json";
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_reassignment.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_users.sql" with { type: "text" };
+import m0003 from "../../migrations/0003_acls.sql" with { type: "text" };
 
 export const MIGRATION_JOURNAL: unknown = journal;
 
@@ -12,4 +13,5 @@ export const MIGRATION_SQL: Readonly<Record<string, string>> = {
   "0000_init": m0000,
   "0001_reassignment": m0001,
   "0002_users": m0002,
+  "0003_acls": m0003,
 };

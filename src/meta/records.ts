@@ -3,6 +3,7 @@
 // parseRecord validates a record from storage or from the network (hostile input).
 import { MetaError } from "./errors.ts";
 import { parseUserRecord, USER_RECORD_TYPES, type UserRecord } from "./users.ts";
+import { ACL_RECORD_TYPES, type AclRecord, parseAclRecord } from "./acls.ts";
 
 export interface PartitionAssignment {
   partition: number;
@@ -33,6 +34,8 @@ export type MetadataRecord =
   | { type: "NoOp" }
   /** A user's SCRAM credential set or deleted (users.ts). */
   | UserRecord
+  /** An ACL binding created or deleted (acls.ts). */
+  | AclRecord
   | {
     type: "BrokerRegistered";
     nodeId: number;
@@ -266,6 +269,7 @@ export function parseRecord(input: unknown): MetadataRecord {
     }
     default:
       if (USER_RECORD_TYPES.has(String(o.type))) return parseUserRecord(o);
+      if (ACL_RECORD_TYPES.has(String(o.type))) return parseAclRecord(o);
       throw bad(`unknown type ${JSON.stringify(String(o.type).slice(0, 40))}`);
   }
 }

@@ -105,3 +105,29 @@ export const scramCredentials = sqliteTable("scram_credentials", {
   storedKey: text("stored_key").notNull(),
   serverKey: text("server_key").notNull(),
 }, (t) => [primaryKey({ columns: [t.user, t.mechanism] })]);
+
+/**
+ * ACL bindings (acls.ts), Kafka's model with Kafka's numbers, from AclCreated/AclDeleted
+ * metadata records. A binding is its own key: CreateAcls of an existing one changes nothing.
+ */
+export const acls = sqliteTable("acls", {
+  resourceType: integer("resource_type").notNull(),
+  resourceName: text("resource_name").notNull(),
+  patternType: integer("pattern_type").notNull(),
+  principal: text("principal").notNull(),
+  host: text("host").notNull(),
+  operation: integer("operation").notNull(),
+  permission: integer("permission").notNull(),
+}, (t) => [
+  primaryKey({
+    columns: [
+      t.resourceType,
+      t.resourceName,
+      t.patternType,
+      t.principal,
+      t.host,
+      t.operation,
+      t.permission,
+    ],
+  }),
+]);

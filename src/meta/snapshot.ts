@@ -7,6 +7,8 @@ import { MetaError } from "./errors.ts";
 import { reassignment as parseReassignment, type ReassignmentState } from "./records.ts";
 import * as s from "./schema.ts";
 import { parseUserImage, restoreUsers, snapshotUsers, type UserImageRow } from "./users.ts";
+import { listAclBindings, parseAclImage, restoreAcls } from "./acls.ts";
+import type { AclBinding } from "../acl/authorizer.ts";
 
 const SNAPSHOT_VERSION = 1;
 const MAX_INT32 = 2147483647;
@@ -18,6 +20,8 @@ interface TablesImage {
   partitions: (typeof s.partitions.$inferSelect)[];
   /** SCRAM credentials (absent in images from before users existed: none). */
   users?: UserImageRow[];
+  /** ACL bindings (absent in images from before ACLs existed: none). */
+  acls?: AclBinding[];
 }
 
 /** The metadata tables as a JSON image (deterministic row order). */
@@ -29,6 +33,7 @@ export function snapshotTables(db: MetaConn): string {
     partitions: db.select().from(s.partitions).orderBy(s.partitions.topicId, s.partitions.partition)
       .all(),
     users: snapshotUsers(db),
+    acls: listAclBindings(db),
   };
   return JSON.stringify(image);
 }
@@ -128,7 +133,14 @@ export function parseTablesImage(data: string): TablesImage {
       reassignment: p.reassignment === undefined ? null : reassignmentOf(p.reassignment),
     };
   });
-  return { v: SNAPSHOT_VERSION, brokers, topics, partitions, users: parseUserImage(o.users) };
+  return {
+    v: SNAPSHOT_VERSION,
+    brokers,
+    topics,
+    partitions,
+    users: parseUserImage(o.users),
+    acls: parseAclImage(o.acls),
+  };
 }
 
 /**
@@ -146,6 +158,7 @@ export function restoreTables(db: MetaConn, data: string, index: number, term: n
     for (const t of image.topics) tx.insert(s.topics).values(t).run();
     for (const p of image.partitions) tx.insert(s.partitions).values(p).run();
     restoreUsers(tx, image.users ?? []);
+    restoreAcls(tx, image.acls ?? []);
     tx.insert(s.metaState).values({ id: 1, appliedIndex: index, appliedTerm: term })
       .onConflictDoUpdate({
         target: s.metaState.id,

@@ -15,6 +15,13 @@ import type { MetadataRecord, PartitionAssignment, ReassignmentState } from "./r
 import * as s from "./schema.ts";
 import * as g from "./groups.ts";
 import * as users from "./users.ts";
+import * as acls from "./acls.ts";
+import {
+  type AclBinding,
+  type AclFilter,
+  filterMatches,
+  validateBinding,
+} from "../acl/authorizer.ts";
 import { isInternalTopicName, topicNamesCollide, validateTopicName } from "./topic-names.ts";
 import {
   assertKnownTopicConfig,
@@ -657,6 +664,48 @@ export class MetadataStore {
         );
       }
       await this.#append({ type: "UserScramCredentialDeleted", user, mechanism });
+    });
+  }
+
+  // ---- ACLs (acls.ts; the decision is src/acl/authorizer.ts) ------------------------------
+
+  aclBindings(): AclBinding[] {
+    return acls.listAclBindings(this.db);
+  }
+
+  /** Changes whenever the ACLs may have changed (an in-memory Authorizer reloads then). */
+  aclGeneration(): number {
+    return acls.aclGeneration();
+  }
+
+  /** Creates bindings (CreateAcls); existing ones are left as they are, as in Kafka. */
+  createAcls(bindings: readonly AclBinding[]): Promise<void> {
+    return this.#serial(async () => {
+      for (const b of bindings) {
+        const why = validateBinding(b);
+        if (why !== null) throw new MetaError("INVALID_REQUEST", why);
+      }
+      for (const b of bindings) {
+        if (!acls.aclExists(this.db, b)) await this.#append({ type: "AclCreated", ...b });
+      }
+    });
+  }
+
+  /**
+   * Deletes the bindings each filter matches (DeleteAcls); returns them per filter. A binding
+   * matched by two filters is reported by both and deleted once.
+   */
+  deleteAcls(filters: readonly AclFilter[]): Promise<AclBinding[][]> {
+    return this.#serial(async () => {
+      const all = acls.listAclBindings(this.db);
+      const matched = filters.map((f) => all.filter((b) => filterMatches(f, b)));
+      const gone = new Set<AclBinding>();
+      for (const b of matched.flat()) {
+        if (gone.has(b)) continue;
+        gone.add(b);
+        await this.#append({ type: "AclDeleted", ...b });
+      }
+      return matched;
     });
   }
 

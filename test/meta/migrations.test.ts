@@ -12,6 +12,7 @@ import { dump, tableNames, tempDir } from "./helpers.ts";
 const REPO = join(import.meta.dir, "..", "..");
 const EXPECTED_TABLES = [
   "__drizzle_migrations",
+  "acls",
   "brokers",
   "cluster",
   "group_offsets",
