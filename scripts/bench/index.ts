@@ -277,7 +277,11 @@ async function cliSection(tools: Tools, machine: Machine): Promise<number> {
   if (r.errors.length > 0) log(`\n${r.errors.length} error(s):\n${r.errors.join("\n")}`);
   if (!args.has("--no-docs") && !interrupted) {
     const versions = `ours ${machine.versions.ours}, kcat ${machine.versions.kcat ?? "?"}`;
-    writeCliDoc(join(repo, "docs", "benchmarks.md"), cliDocBlock(r, started, quick, versions));
+    writeCliDoc(
+      repo,
+      join(repo, "docs", "benchmarks.md"),
+      cliDocBlock(r, started, quick, versions),
+    );
     log("wrote docs/benchmarks.md (cli section)");
   }
   return r.errors.length;

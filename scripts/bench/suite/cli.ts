@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { run, stopServer } from "./proc.ts";
 import { loadAverage, writeRecordFile } from "./setup.ts";
 import { createTopic, startOurs, topicRecords } from "./systems.ts";
-import { mdTable, type Table } from "./report.ts";
+import { formatMarkdown, mdTable, type Table } from "./report.ts";
 
 export interface CliPlan {
   records: number;
@@ -146,7 +146,8 @@ export function cliDocBlock(r: CliResult, started: Date, quick: boolean, version
 }
 
 /** Replaces the generated block in docs/benchmarks.md (appends it the first time). */
-export function writeCliDoc(path: string, block: string): void {
+export function writeCliDoc(repo: string, path: string, rawBlock: string): void {
+  const block = formatMarkdown(repo, rawBlock);
   const text = readFileSync(path, "utf8");
   const a = text.indexOf("<!-- bench-cli:begin");
   const b = text.indexOf(C_END);

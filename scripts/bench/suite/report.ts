@@ -382,7 +382,7 @@ export function docBlock(d: DocInput): string {
 }
 
 /** The block as `deno fmt` (the repo's lint) wants it; unchanged if deno is not there. */
-function formatMarkdown(repo: string, md: string): string {
+export function formatMarkdown(repo: string, md: string): string {
   const deno = join(repo, "node_modules", ".bin", "deno");
   if (!existsSync(deno)) return md;
   const r = Bun.spawnSync(
