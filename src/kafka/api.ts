@@ -1,8 +1,8 @@
 // One served Kafka API: its key, the versions the listener serves (and lists in ApiVersions)
 // and its handler, declared together in one file per API under handlers/. The registry
 // (handlers/index.ts) builds ApiVersions and the dispatch table from these declarations.
-import { apiName, codecVersions } from "../protocol/kafka/index.ts";
-import type { Handler } from "./context.ts";
+import { apiName, codecVersions, type KafkaMessages } from "../protocol/kafka/index.ts";
+import type { Handler, KafkaContext, RequestContext } from "./context.ts";
 
 export interface KafkaApi {
   readonly apiKey: number;
@@ -13,15 +13,28 @@ export interface KafkaApi {
   readonly handle: Handler;
 }
 
-export interface ApiDeclaration {
-  readonly apiKey: number;
+/** An API key with a schema, whose request and response types are generated. */
+export type SchemaKey = keyof KafkaMessages;
+/** The decoded request body of an API (every version's fields; defaults where absent). */
+export type RequestOf<K extends SchemaKey> = KafkaMessages[K]["request"];
+/** The response body an API's handler builds (fields of other versions are dropped). */
+export type ResponseOf<K extends SchemaKey> = KafkaMessages[K]["response"];
+
+/** A handler of one API: typed request in, typed response (or null for no response) out. */
+export type ApiHandler<K extends SchemaKey> = (
+  ctx: KafkaContext,
+  req: RequestContext<RequestOf<K>>,
+) => ResponseOf<K> | null | Promise<ResponseOf<K> | null>;
+
+export interface ApiDeclaration<K extends SchemaKey> {
+  readonly apiKey: K;
   readonly versions: readonly [number, number];
   readonly needsGroups?: boolean;
-  readonly handle: Handler;
+  readonly handle: ApiHandler<K>;
 }
 
 /** Declares a served API; a range the codec cannot encode is a bug, refused at load. */
-export function defineHandler(d: ApiDeclaration): KafkaApi {
+export function defineHandler<K extends SchemaKey>(d: ApiDeclaration<K>): KafkaApi {
   const codec = codecVersions(d.apiKey);
   const [min, max] = d.versions;
   if (!codec || min > max || min < codec[0] || max > codec[1]) {
@@ -33,6 +46,7 @@ export function defineHandler(d: ApiDeclaration): KafkaApi {
     apiKey: d.apiKey,
     versions: [min, max],
     needsGroups: d.needsGroups ?? false,
-    handle: d.handle,
+    // The dispatcher hands each handler the body decoded with its own API's schema.
+    handle: d.handle as unknown as Handler,
   };
 }

@@ -40,9 +40,10 @@ export interface BrokerSetting {
   doc: string;
 }
 
-export interface RequestContext {
+/** A request as its handler sees it; `B` is its API's generated request type. */
+export interface RequestContext<B extends Struct = Struct> {
   readonly header: DecodedRequestHeader;
-  readonly body: Struct;
+  readonly body: B;
   /** Identity of the connection (for group requests tied to it). */
   readonly connection: object;
   /** Remote address as Kafka prints it, e.g. "/127.0.0.1". */

@@ -11,9 +11,12 @@ import type { MetadataRecord } from "../../src/meta/records.ts";
 import type { PartitionInfo, TopicInfo } from "../../src/meta/store.ts";
 import {
   decodeRequestFrame,
+  type ElectLeadersRequest,
   encodeRequestFrame,
+  schemaFor,
   type Struct,
 } from "../../src/protocol/kafka/index.ts";
+import { defaultStruct } from "../../src/protocol/kafka/codec.ts";
 import { SessionTracker } from "../../src/replication/sessions.ts";
 
 const hex = (parts: string[]) =>
@@ -117,11 +120,12 @@ function setup(o: { controller?: boolean } = {}) {
   };
   ReplicationAdmin.attach(partitions, cluster, controller, silent);
   const ctx = { partitions, meta } as unknown as KafkaContext;
+  // What the decoder hands the handler: every field, defaults where the test gives none.
   const call = (version: number, body: Struct) =>
     electLeaders(ctx, {
       header: { apiKey: 43, apiVersion: version, correlationId: 1, clientId: "c" },
-      body,
-    } as unknown as RequestContext);
+      body: { ...defaultStruct(schemaFor(43, "request")!.fields, version), ...body },
+    } as unknown as RequestContext<ElectLeadersRequest>);
   return { call, appended };
 }
 
@@ -174,7 +178,7 @@ describe("ElectLeaders handler", () => {
       topicPartitions: [{ topic: "t", partitionId: [0, 2] }],
       timeoutMs: 1000,
     });
-    const codes = (r.replicaElectionResults as { partitionResult: Struct[] }[])[0]
+    const codes = r.replicaElectionResults[0]
       .partitionResult.map((p) => p.errorCode);
     expect(codes).toEqual([84, 0]);
     expect(appended).toMatchObject([{ partition: 2, leader: 2, isr: [2], leaderEpoch: 1 }]);

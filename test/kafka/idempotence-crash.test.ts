@@ -11,7 +11,7 @@ import { PartitionManager } from "../../src/core/partition-manager.ts";
 import { Metrics } from "../../src/core/metrics.ts";
 import { createLogger } from "../../src/log.ts";
 import { decodeRecordBatches, encodeRecordBatch } from "../../src/protocol/record-batch.ts";
-import type { DecodedRequestHeader, Struct } from "../../src/protocol/kafka/index.ts";
+import type { DecodedRequestHeader, ProduceRequest } from "../../src/protocol/kafka/index.ts";
 import type { KafkaContext } from "../../src/kafka/context.ts";
 import { produce } from "../../src/kafka/handlers/produce.ts";
 import { tempDir } from "../helpers/broker-process.ts";
@@ -77,18 +77,14 @@ async function send(ctx: KafkaContext, records: Uint8Array) {
     correlationId: 1,
     clientId: "crash-test",
   } as unknown as DecodedRequestHeader;
-  const body: Struct = {
+  const body: ProduceRequest = {
     transactionalId: null,
     acks: -1,
     timeoutMs: 5000,
     topicData: [{ name: TOPIC, partitionData: [{ index: 0, records }] }],
   };
   const r = await produce(ctx, { header, body, connection: {}, clientHost: "/test" });
-  // deno-lint-ignore no-explicit-any
-  return (r as any).responses[0].partitionResponses[0] as {
-    errorCode: number;
-    baseOffset: number;
-  };
+  return r!.responses[0].partitionResponses[0];
 }
 
 /** Across seeds: in-flight batches that survived the power loss, snapshots deleted. */

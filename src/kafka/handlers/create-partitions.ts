@@ -1,26 +1,30 @@
 // CreatePartitions. Every change goes through the PartitionManager (metadata log, then the open logs), with
 // validateOnly honoured.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  bool,
+  ApiKey,
+  type CreatePartitionsRequest,
+  type CreatePartitionsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import {
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  num,
   refuseRepeated,
   type RequestContext,
-  str,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { brokerIds, DUPLICATE_NAME } from "./shared/topics.ts";
+import { DUPLICATE_NAME } from "./shared/topics.ts";
 
-export async function createPartitions(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
-  const validateOnly = bool(req.body.validateOnly);
+export async function createPartitions(
+  ctx: KafkaContext,
+  req: RequestContext<CreatePartitionsRequest>,
+): Promise<CreatePartitionsResponse> {
+  const validateOnly = req.body.validateOnly;
   const results = [];
-  const repeatedName = refuseRepeated(arr(req.body.topics).map((t) => str(t.name)));
-  for (const t of arr(req.body.topics)) {
-    const name = str(t.name);
+  const repeatedName = refuseRepeated(req.body.topics.map((t) => t.name));
+  for (const t of req.body.topics) {
+    const name = t.name;
     const dup = repeatedName(name);
     if (dup !== null) {
       if (dup === "answer") {
@@ -29,11 +33,9 @@ export async function createPartitions(ctx: KafkaContext, req: RequestContext): 
       continue;
     }
     // null = place the new partitions automatically.
-    const assignments = Array.isArray(t.assignments)
-      ? arr(t.assignments).map((a) => brokerIds(a.brokerIds))
-      : undefined;
+    const assignments = t.assignments?.map((a) => a.brokerIds);
     try {
-      await ctx.partitions.createPartitions(name, num(t.count), validateOnly, assignments);
+      await ctx.partitions.createPartitions(name, t.count, validateOnly, assignments);
       results.push({ name, errorCode: 0, errorMessage: null });
     } catch (e) {
       results.push({ name, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) });
@@ -45,6 +47,5 @@ export async function createPartitions(ctx: KafkaContext, req: RequestContext): 
 export default defineHandler({
   apiKey: ApiKey.CreatePartitions,
   versions: [0, 3],
-
   handle: createPartitions,
 });

@@ -1,35 +1,39 @@
 // CreateTopics. Every change goes through the PartitionManager (metadata log, then the open logs), with
 // validateOnly honoured.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  bool,
+  ApiKey,
+  type CreateTopicsRequest,
+  type CreateTopicsResponse,
+  ErrorCode,
+  ZERO_UUID,
+} from "../../protocol/kafka/index.ts";
+import {
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  nstr,
-  num,
   refuseRepeated,
   type RequestContext,
-  str,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { describeTopicConfig } from "../../meta/index.ts";
 import { wireUuid } from "./shared/brokers.ts";
-import { brokerIds, DUPLICATE_NAME } from "./shared/topics.ts";
+import { DUPLICATE_NAME } from "./shared/topics.ts";
 
-export async function createTopics(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function createTopics(
+  ctx: KafkaContext,
+  req: RequestContext<CreateTopicsRequest>,
+): Promise<CreateTopicsResponse> {
   const v = req.header.apiVersion;
-  const validateOnly = bool(req.body.validateOnly);
-  const requested = arr(req.body.topics);
+  const validateOnly = req.body.validateOnly;
+  const requested = req.body.topics;
   // A name given twice is refused (and not created), answered once, as Kafka's controller does.
-  const repeatedName = refuseRepeated(requested.map((t) => str(t.name)));
+  const repeatedName = refuseRepeated(requested.map((t) => t.name));
   const topics = [];
   for (const t of requested) {
-    const name = str(t.name);
+    const name = t.name;
     const base = {
       name,
-      topicId: "00000000000000000000000000000000",
+      topicId: ZERO_UUID,
       numPartitions: -1,
       replicationFactor: -1,
       configs: null,
@@ -45,11 +49,9 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
       continue;
     }
     let assignments: number[][] | undefined;
-    if (arr(t.assignments).length > 0) {
-      const byIndex = [...arr(t.assignments)].sort((a, b) =>
-        num(a.partitionIndex) - num(b.partitionIndex)
-      );
-      if (byIndex.some((a, i) => num(a.partitionIndex) !== i)) {
+    if (t.assignments.length > 0) {
+      const byIndex = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
+      if (byIndex.some((a, i) => a.partitionIndex !== i)) {
         topics.push(
           fail(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -58,18 +60,15 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
         );
         continue;
       }
-      assignments = byIndex.map((a) => brokerIds(a.brokerIds));
+      assignments = byIndex.map((a) => a.brokerIds);
     }
     const configs: Record<string, string> = {};
-    for (const c of arr(t.configs)) {
-      const value = nstr(c.value);
-      if (value !== null) configs[str(c.name)] = value;
-    }
+    for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
     try {
       const info = await ctx.partitions.createTopic(
         name,
-        num(t.numPartitions, -1),
-        num(t.replicationFactor, -1),
+        t.numPartitions,
+        t.replicationFactor,
         configs,
         validateOnly,
         false,
@@ -115,6 +114,5 @@ export async function createTopics(ctx: KafkaContext, req: RequestContext): Prom
 export default defineHandler({
   apiKey: ApiKey.CreateTopics,
   versions: [0, 7],
-
   handle: createTopics,
 });

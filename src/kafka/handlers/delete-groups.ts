@@ -1,13 +1,19 @@
 // DeleteGroups: empty groups and their commits, through the coordinator.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
-import { type KafkaContext, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type DeleteGroupsRequest,
+  type DeleteGroupsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { ask, expect } from "./shared/group-coordinator.ts";
 
-export async function deleteGroups(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
-  const ids = Array.isArray(req.body.groupsNames)
-    ? (req.body.groupsNames as unknown[]).map(str)
-    : [];
+export async function deleteGroups(
+  ctx: KafkaContext,
+  req: RequestContext<DeleteGroupsRequest>,
+): Promise<DeleteGroupsResponse> {
+  const ids = req.body.groupsNames;
   const here = ids.filter((id) => ctx.groups.coordinates(id));
   const elsewhere = ids.filter((id) => !here.includes(id))
     .map((groupId) => ({ groupId, errorCode: ErrorCode.NOT_COORDINATOR }));

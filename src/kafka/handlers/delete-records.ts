@@ -1,16 +1,24 @@
 // DeleteRecords: moves a partition's log start offset forward.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
-import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type DeleteRecordsRequest,
+  type DeleteRecordsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 
-export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function deleteRecords(
+  ctx: KafkaContext,
+  req: RequestContext<DeleteRecordsRequest>,
+): Promise<DeleteRecordsResponse> {
   const topics = [];
-  for (const t of arr(req.body.topics)) {
-    const name = str(t.name);
+  for (const t of req.body.topics) {
+    const name = t.name;
     const internal = ctx.partitions.isInternal(name);
     const partitions = [];
-    for (const p of arr(t.partitions)) {
-      const partitionIndex = num(p.partitionIndex);
+    for (const p of t.partitions) {
+      const partitionIndex = p.partitionIndex;
       const out = { partitionIndex, lowWatermark: -1, errorCode: 0 };
       if (internal) {
         partitions.push({ ...out, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION });
@@ -22,7 +30,7 @@ export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Pro
         continue;
       }
       const hw = ctx.partitions.highWatermark(name, partitionIndex);
-      const requested = num(p.offset);
+      const requested = p.offset;
       const offset = requested === -1 ? hw : requested;
       if (offset < 0 || offset > hw) {
         partitions.push({ ...out, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE });
@@ -44,6 +52,5 @@ export async function deleteRecords(ctx: KafkaContext, req: RequestContext): Pro
 export default defineHandler({
   apiKey: ApiKey.DeleteRecords,
   versions: [0, 2],
-
   handle: deleteRecords,
 });

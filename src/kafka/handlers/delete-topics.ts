@@ -1,27 +1,30 @@
 // DeleteTopics, by name or (v6+) by topic id.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
+  ApiKey,
+  type DeleteTopicsRequest,
+  type DeleteTopicsResponse,
+  ErrorCode,
+  ZERO_UUID,
+} from "../../protocol/kafka/index.ts";
+import {
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  nstr,
   refuseRepeated,
   type RequestContext,
-  str,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { wireUuid } from "./shared/brokers.ts";
 import { DUPLICATE_NAME } from "./shared/topics.ts";
 
-export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function deleteTopics(
+  ctx: KafkaContext,
+  req: RequestContext<DeleteTopicsRequest>,
+): Promise<DeleteTopicsResponse> {
   const v = req.header.apiVersion;
   const wanted: { name: string | null; topicId: string }[] = v >= 6
-    ? arr(req.body.topics).map((t) => ({ name: nstr(t.name), topicId: str(t.topicId) }))
-    : (Array.isArray(req.body.topicNames) ? req.body.topicNames as unknown[] : []).map((n) => ({
-      name: str(n),
-      topicId: "00000000000000000000000000000000",
-    }));
+    ? req.body.topics.map((t) => ({ name: t.name, topicId: t.topicId }))
+    : req.body.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
   // The same topic named (or identified) twice: refused and not deleted, answered once.
   const keyOf = (w: { name: string | null; topicId: string }) =>
     w.name !== null ? `name:${w.name}` : `id:${w.topicId}`;
@@ -82,6 +85,5 @@ export async function deleteTopics(ctx: KafkaContext, req: RequestContext): Prom
 export default defineHandler({
   apiKey: ApiKey.DeleteTopics,
   versions: [0, 6],
-
   handle: deleteTopics,
 });

@@ -1,11 +1,19 @@
 // DescribeCluster: the brokers and the controller, for admin clients.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
-import { type KafkaContext, num, type RequestContext } from "../context.ts";
+import {
+  ApiKey,
+  type DescribeClusterRequest,
+  type DescribeClusterResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { brokersOf } from "./shared/brokers.ts";
 
-export function describeCluster(ctx: KafkaContext, req: RequestContext): Struct {
-  const endpointType = num(req.body.endpointType, 1);
+export function describeCluster(
+  ctx: KafkaContext,
+  req: RequestContext<DescribeClusterRequest>,
+): DescribeClusterResponse {
+  const endpointType = req.body.endpointType;
   const base = {
     throttleTimeMs: 0,
     endpointType,
@@ -37,6 +45,5 @@ export function describeCluster(ctx: KafkaContext, req: RequestContext): Struct 
 export default defineHandler({
   apiKey: ApiKey.DescribeCluster,
   versions: [0, 1],
-
   handle: describeCluster,
 });

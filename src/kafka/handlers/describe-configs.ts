@@ -1,17 +1,13 @@
 // DescribeConfigs. Topic configs come from the one registry in meta (values, sources,
 // synonyms, types, docs). Broker configs are static (flags and --topic-default), so they can be
 // described but not altered over the wire.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  bool,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  num,
-  type RequestContext,
-  str,
-} from "../context.ts";
+  ApiKey,
+  type DescribeConfigsRequest,
+  type DescribeConfigsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { CONFIG_SOURCE_CODE, describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
 import { BROKER, TOPIC } from "./shared/config-resources.ts";
@@ -95,22 +91,22 @@ function staticRow(
   return { name, value, readOnly: true, source, sensitive: false, typeCode, doc, synonyms };
 }
 
-export function describeConfigs(ctx: KafkaContext, req: RequestContext): Struct {
+export function describeConfigs(
+  ctx: KafkaContext,
+  req: RequestContext<DescribeConfigsRequest>,
+): DescribeConfigsResponse {
   const v = req.header.apiVersion;
-  const synonyms = bool(req.body.includeSynonyms);
-  const docs = bool(req.body.includeDocumentation);
-  const results = arr(req.body.resources).map((r) => {
-    const resourceType = num(r.resourceType);
-    const resourceName = str(r.resourceName);
-    const keys = Array.isArray(r.configurationKeys)
-      ? (r.configurationKeys as unknown[]).map(str)
-      : null;
+  const synonyms = req.body.includeSynonyms;
+  const docs = req.body.includeDocumentation;
+  const results = req.body.resources.map((r): DescribeConfigsResponse["results"][number] => {
+    const { resourceType, resourceName } = r;
+    const keys = r.configurationKeys;
     const base = {
       resourceType,
       resourceName,
       errorCode: 0,
       errorMessage: null as string | null,
-      configs: [] as Struct[],
+      configs: [],
     };
     let rows: ConfigRow[];
     try {
@@ -157,6 +153,5 @@ export function describeConfigs(ctx: KafkaContext, req: RequestContext): Struct 
 export default defineHandler({
   apiKey: ApiKey.DescribeConfigs,
   versions: [0, 4],
-
   handle: describeConfigs,
 });

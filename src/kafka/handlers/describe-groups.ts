@@ -1,10 +1,18 @@
 // DescribeGroups: state, protocol and members of the groups this broker coordinates.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
-import { bool, type KafkaContext, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type DescribeGroupsRequest,
+  type DescribeGroupsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 
-export function describeGroups(ctx: KafkaContext, req: RequestContext): Struct {
-  const ids = Array.isArray(req.body.groups) ? (req.body.groups as unknown[]).map(str) : [];
+export function describeGroups(
+  ctx: KafkaContext,
+  req: RequestContext<DescribeGroupsRequest>,
+): DescribeGroupsResponse {
+  const ids = req.body.groups;
   return {
     throttleTimeMs: 0,
     groups: ids.map((id) => {
@@ -34,7 +42,7 @@ export function describeGroups(ctx: KafkaContext, req: RequestContext): Struct {
           memberMetadata: m.metadata,
           memberAssignment: m.assignment,
         })),
-        authorizedOperations: bool(req.body.includeAuthorizedOperations) ? 0 : -2147483648,
+        authorizedOperations: req.body.includeAuthorizedOperations ? 0 : -2147483648,
       };
     }),
   };

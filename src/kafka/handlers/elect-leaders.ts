@@ -2,7 +2,12 @@
 // Kafka clients send it to the controller Metadata names; a broker that is not the controller
 // passes it on over the cluster port (ReplicationAdmin), and answers NOT_CONTROLLER only when no
 // controller can be reached. v0 has no election type (preferred) and no top-level error code.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import {
+  ApiKey,
+  type ElectLeadersRequest,
+  type ElectLeadersResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 import {
   type ElectionResult,
@@ -11,19 +16,16 @@ import {
   MAX_ELECTION_TARGETS,
   ReplicationAdmin,
 } from "../../core/replication-admin.ts";
-import {
-  arr,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  num,
-  type RequestContext,
-  str,
-} from "../context.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 
 /** Results grouped by topic, topics in the order they first appear. */
-function grouped(results: readonly ElectionResult[]): Struct[] {
-  const byTopic = new Map<string, Struct[]>();
+function grouped(
+  results: readonly ElectionResult[],
+): ElectLeadersResponse["replicaElectionResults"] {
+  const byTopic = new Map<
+    string,
+    ElectLeadersResponse["replicaElectionResults"][number]["partitionResult"][number][]
+  >();
   for (const r of results) {
     let list = byTopic.get(r.topic);
     if (list === undefined) byTopic.set(r.topic, list = []);
@@ -32,20 +34,18 @@ function grouped(results: readonly ElectionResult[]): Struct[] {
   return [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult }));
 }
 
-export async function electLeaders(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function electLeaders(
+  ctx: KafkaContext,
+  req: RequestContext<ElectLeadersRequest>,
+): Promise<ElectLeadersResponse> {
   const v = req.header.apiVersion;
-  const type = v >= 1 ? num(req.body.electionType) : ElectionType.PREFERRED;
+  const type = v >= 1 ? req.body.electionType : ElectionType.PREFERRED;
   const named = req.body.topicPartitions;
-  const targets: ElectionTarget[] | null = Array.isArray(named)
-    ? arr(named).flatMap((t) =>
-      (Array.isArray(t.partitionId) ? t.partitionId as unknown[] : []).map((p) => ({
-        topic: str(t.topic),
-        partition: num(p),
-      }))
-    )
-    : null;
+  const targets: ElectionTarget[] | null = named === null
+    ? null
+    : named.flatMap((t) => t.partitionId.map((partition) => ({ topic: t.topic, partition })));
   // A request-wide error: top-level from v1, and on every named partition (all v0 can carry).
-  const fail = (errorCode: number, message: string): Struct => ({
+  const fail = (errorCode: number, message: string): ElectLeadersResponse => ({
     throttleTimeMs: 0,
     errorCode,
     replicaElectionResults: grouped(
@@ -70,7 +70,7 @@ export async function electLeaders(ctx: KafkaContext, req: RequestContext): Prom
     return fail(ErrorCode.NOT_CONTROLLER, "this broker has no controller to ask");
   }
   try {
-    const results = await admin.electLeaders(type, targets, num(req.body.timeoutMs, 60_000));
+    const results = await admin.electLeaders(type, targets, req.body.timeoutMs);
     return { throttleTimeMs: 0, errorCode: 0, replicaElectionResults: grouped(results) };
   } catch (e) {
     const code = errorCodeOf(e);

@@ -2,15 +2,17 @@
 // requested partition at once (woken by appends, never polling) until max_wait_ms. Records go
 // out as whole stored batches, never re-encoded: read by pread into one buffer lent for the
 // response (cheaper than faulting in fresh mappings, see docs/benchmarks.md) and written as is.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
+  ApiKey,
+  ErrorCode,
+  type FetchRequest,
+  type FetchResponse,
+} from "../../protocol/kafka/index.ts";
+import {
   errorCodeOf,
   type KafkaContext,
   type LentBuffers,
-  num,
   type RequestContext,
-  str,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { batchTraffic } from "../traffic.ts";
@@ -131,10 +133,12 @@ function partitionResult(
   }
 }
 
-export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function fetch(
+  ctx: KafkaContext,
+  req: RequestContext<FetchRequest>,
+): Promise<FetchResponse> {
   const b = req.body;
-  const sessionId = num(b.sessionId, 0);
-  if (sessionId !== 0) {
+  if (b.sessionId !== 0) {
     // No sessions are ever created, so a client naming one has a stale id.
     return {
       throttleTimeMs: 0,
@@ -143,18 +147,19 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
       responses: [],
     };
   }
-  const maxWait = Math.min(Math.max(num(b.maxWaitMs), 0), MAX_WAIT_CAP_MS);
-  const minBytes = Math.max(num(b.minBytes), 0);
-  const maxBytes = num(b.maxBytes, 0x7fffffff) > 0 ? num(b.maxBytes, 0x7fffffff) : 0x7fffffff;
-  const readCommitted = num(b.isolationLevel) === 1;
-  const replicaId = num(b.replicaId, -1);
-  const wanted: Wanted[][] = arr(b.topics).map((t) =>
-    arr(t.partitions).map((p) => ({
-      topic: str(t.topic),
-      partition: num(p.partition),
-      offset: num(p.fetchOffset),
-      maxBytes: Math.max(0, num(p.partitionMaxBytes)),
-      currentLeaderEpoch: num(p.currentLeaderEpoch, -1),
+  const maxWait = Math.min(Math.max(b.maxWaitMs, 0), MAX_WAIT_CAP_MS);
+  const minBytes = Math.max(b.minBytes, 0);
+  const maxBytes = b.maxBytes > 0 ? b.maxBytes : 0x7fffffff;
+  const readCommitted = b.isolationLevel === 1;
+  const replicaId = b.replicaId;
+  // Served up to v12: topics are named (v13+ would name them by id).
+  const wanted: Wanted[][] = b.topics.map((t) =>
+    t.partitions.map((p) => ({
+      topic: t.topic,
+      partition: p.partition,
+      offset: p.fetchOffset,
+      maxBytes: Math.max(0, p.partitionMaxBytes),
+      currentLeaderEpoch: p.currentLeaderEpoch,
       replicaId,
     }))
   );
@@ -169,7 +174,7 @@ export async function fetch(ctx: KafkaContext, req: RequestContext): Promise<Str
     let bytes = 0;
     let errors = false;
     const responses = wanted.map((parts, ti) => ({
-      topic: str(arr(b.topics)[ti].topic),
+      topic: b.topics[ti].topic,
       partitions: parts.map((w) => {
         const r = partitionResult(ctx, w, budget, bytes > 0, readCommitted, space);
         bytes += r.records.length;
@@ -218,6 +223,5 @@ async function waitAny(ctx: KafkaContext, wanted: Wanted[], ms: number): Promise
 export default defineHandler({
   apiKey: ApiKey.Fetch,
   versions: [4, 12],
-
   handle: fetch,
 });

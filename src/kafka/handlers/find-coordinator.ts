@@ -1,6 +1,11 @@
 // FindCoordinator: a group's coordinator is the leader of its __consumer_offsets partition.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
-import { type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  ErrorCode,
+  type FindCoordinatorRequest,
+  type FindCoordinatorResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { groupCoordinator } from "../../core/group-service.ts";
 import { brokersOf } from "./shared/brokers.ts";
@@ -8,9 +13,12 @@ import { brokersOf } from "./shared/brokers.ts";
 const KEY_GROUP = 0;
 const KEY_TRANSACTION = 1;
 
-export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct {
+export function findCoordinator(
+  ctx: KafkaContext,
+  req: RequestContext<FindCoordinatorRequest>,
+): FindCoordinatorResponse {
   const v = req.header.apiVersion;
-  const keyType = num(req.body.keyType, 0);
+  const keyType = req.body.keyType;
   const answer = (key: string) => {
     if (keyType === KEY_TRANSACTION) {
       // Transactions are not supported, and InitProducerId says so with an error clients treat
@@ -59,20 +67,16 @@ export function findCoordinator(ctx: KafkaContext, req: RequestContext): Struct 
     return { errorCode: 0, errorMessage: null, nodeId: at.nodeId, host: at.host, port: at.port };
   };
   if (v >= 4) {
-    const keys = Array.isArray(req.body.coordinatorKeys)
-      ? req.body.coordinatorKeys as unknown[]
-      : [];
     return {
       throttleTimeMs: 0,
-      coordinators: keys.map((k) => ({ key: str(k), ...answer(str(k)) })),
+      coordinators: req.body.coordinatorKeys.map((key) => ({ key, ...answer(key) })),
     };
   }
-  return { throttleTimeMs: 0, ...answer(str(req.body.key)) };
+  return { throttleTimeMs: 0, ...answer(req.body.key) };
 }
 
 export default defineHandler({
   apiKey: ApiKey.FindCoordinator,
   versions: [0, 6],
-
   handle: findCoordinator,
 });

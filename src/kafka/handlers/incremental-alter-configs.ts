@@ -1,16 +1,16 @@
 // IncrementalAlterConfigs (topics only: broker configs are static).
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  bool,
+  ApiKey,
+  ErrorCode,
+  type IncrementalAlterConfigsRequest,
+  type IncrementalAlterConfigsResponse,
+} from "../../protocol/kafka/index.ts";
+import {
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  nstr,
-  num,
   repeated,
   type RequestContext,
-  str,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
@@ -24,18 +24,18 @@ const SUBTRACT = 3;
 /** IncrementalAlterConfigs: SET, DELETE, and APPEND/SUBTRACT on list configs. */
 export async function incrementalAlterConfigs(
   ctx: KafkaContext,
-  req: RequestContext,
-): Promise<Struct> {
-  const validateOnly = bool(req.body.validateOnly);
+  req: RequestContext<IncrementalAlterConfigsRequest>,
+): Promise<IncrementalAlterConfigsResponse> {
+  const validateOnly = req.body.validateOnly;
   const responses = [];
-  for (const r of arr(req.body.resources)) {
+  for (const r of req.body.resources) {
     const target = alterTarget(ctx, r);
     if ("error" in target) {
       responses.push(target.error);
       continue;
     }
     const { name, topic: t } = target;
-    if (repeated(arr(r.configs).map((c) => str(c.name))).size > 0) {
+    if (repeated(r.configs.map((c) => c.name)).size > 0) {
       responses.push(resourceError(r, ErrorCode.INVALID_REQUEST, DUPLICATE_KEYS));
       continue;
     }
@@ -48,10 +48,8 @@ export async function incrementalAlterConfigs(
       t.internal,
       t.partitions[0]?.replicas.length,
     );
-    for (const c of arr(r.configs)) {
-      const key = str(c.name);
-      const op = num(c.configOperation, -1);
-      const value = nstr(c.value);
+    for (const c of r.configs) {
+      const { name: key, configOperation: op, value } = c;
       const def = TOPIC_CONFIGS.find((d) => d.name === key);
       if (op === SET) {
         if (value === null) error = [ErrorCode.INVALID_REQUEST, `SET of ${key} needs a value`];
@@ -93,6 +91,5 @@ export async function incrementalAlterConfigs(
 export default defineHandler({
   apiKey: ApiKey.IncrementalAlterConfigs,
   versions: [0, 1],
-
   handle: incrementalAlterConfigs,
 });

@@ -1,17 +1,25 @@
 // InitProducerId for idempotent producers. Transactions are not implemented: a transactional
 // id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal and report,
 // rather than a retriable error they would loop on.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
+import {
+  ApiKey,
+  ErrorCode,
+  type InitProducerIdRequest,
+  type InitProducerIdResponse,
+} from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 
-export function initProducerId(ctx: KafkaContext, req: RequestContext): Struct | Promise<Struct> {
+export function initProducerId(
+  ctx: KafkaContext,
+  req: RequestContext<InitProducerIdRequest>,
+): InitProducerIdResponse | Promise<InitProducerIdResponse> {
   const b = req.body;
-  if (b.transactionalId !== null && b.transactionalId !== undefined) {
+  if (b.transactionalId !== null) {
     ctx.log.info("refused a transactional producer: transactions are not supported yet", {
-      transactional_id: String(b.transactionalId),
+      transactional_id: b.transactionalId,
       client_id: req.header.clientId,
     });
     return {

@@ -1,29 +1,33 @@
 // JoinGroup: wire bodies become GroupService inputs and coordinator answers become wire bodies.
 // It waits for the rebalance; a connection that closes drops its waiting requests.
-import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
-import { arr, type KafkaContext, nstr, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type JoinGroupRequest,
+  type JoinGroupResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { ask, expect } from "./shared/group-coordinator.ts";
 
-export async function joinGroup(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function joinGroup(
+  ctx: KafkaContext,
+  req: RequestContext<JoinGroupRequest>,
+): Promise<JoinGroupResponse> {
   const b = req.body;
   const v = req.header.apiVersion;
-  const session = num(b.sessionTimeoutMs);
+  const session = b.sessionTimeoutMs;
   const r = expect(
     await ask(ctx, req, {
       type: "join",
-      groupId: str(b.groupId),
-      memberId: str(b.memberId),
-      groupInstanceId: nstr(b.groupInstanceId),
+      groupId: b.groupId,
+      memberId: b.memberId,
+      groupInstanceId: b.groupInstanceId,
       clientId: req.header.clientId ?? "",
       clientHost: req.clientHost,
       sessionTimeoutMs: session,
-      rebalanceTimeoutMs: v >= 1 ? num(b.rebalanceTimeoutMs, -1) : -1,
-      protocolType: str(b.protocolType),
-      protocols: arr(b.protocols).map((p) => ({
-        name: str(p.name),
-        metadata: p.metadata instanceof Uint8Array ? p.metadata : new Uint8Array(0),
-      })),
+      rebalanceTimeoutMs: v >= 1 ? b.rebalanceTimeoutMs : -1,
+      protocolType: b.protocolType,
+      protocols: b.protocols.map((p) => ({ name: p.name, metadata: p.metadata })),
       requireKnownMemberId: v >= 4,
       brokerAssigns: false,
     }),
@@ -36,7 +40,7 @@ export async function joinGroup(ctx: KafkaContext, req: RequestContext): Promise
       generationId: -1,
       protocolName: v >= 7 ? null : "",
       leader: "",
-      memberId: str(b.memberId),
+      memberId: b.memberId,
       members: [],
     };
   }

@@ -1,6 +1,10 @@
 // ListGroups: the groups this broker coordinates, optionally filtered by state (v4+).
-import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
-import { type KafkaContext, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type ListGroupsRequest,
+  type ListGroupsResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import type { GroupState } from "../../groups/index.ts";
 
@@ -12,18 +16,17 @@ const STATES: readonly GroupState[] = [
   "Dead",
 ];
 
-export function listGroups(ctx: KafkaContext, req: RequestContext): Struct {
-  const wanted = Array.isArray(req.body.statesFilter)
-    ? (req.body.statesFilter as unknown[]).map(str)
-    : [];
+export function listGroups(
+  ctx: KafkaContext,
+  req: RequestContext<ListGroupsRequest>,
+): ListGroupsResponse {
+  const wanted = req.body.statesFilter;
   const states = wanted.filter((s): s is GroupState => (STATES as string[]).includes(s));
   // A filter naming only unknown states matches nothing.
   const groups = wanted.length > 0 && states.length === 0
     ? []
     : ctx.groups.coordinator.listGroups(states);
-  const types = Array.isArray(req.body.typesFilter)
-    ? (req.body.typesFilter as unknown[]).map(str)
-    : [];
+  const types = req.body.typesFilter;
   const classic = types.length === 0 || types.some((t) => t.toLowerCase() === "classic");
   return {
     throttleTimeMs: 0,

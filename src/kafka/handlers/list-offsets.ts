@@ -1,7 +1,12 @@
 // ListOffsets: the earliest, latest or max-timestamp offset of a partition, or the first offset
 // at or after a timestamp.
-import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
-import { arr, errorCodeOf, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  ErrorCode,
+  type ListOffsetsRequest,
+  type ListOffsetsResponse,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { batchSizeAt, decodeRecordBatch, readBatchHeader } from "../../protocol/record-batch.ts";
 import { decompress } from "../../protocol/compression/index.ts";
@@ -47,13 +52,16 @@ function maxTimestampOffset(ctx: KafkaContext, topic: string, partition: number)
   return { offset: batch.header.baseOffset, timestamp: best.ts };
 }
 
-export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
-  const topics = arr(req.body.topics).map((t) => {
-    const name = str(t.name);
+export function listOffsets(
+  ctx: KafkaContext,
+  req: RequestContext<ListOffsetsRequest>,
+): ListOffsetsResponse {
+  const topics = req.body.topics.map((t) => {
+    const name = t.name;
     return {
       name,
-      partitions: arr(t.partitions).map((p) => {
-        const partitionIndex = num(p.partitionIndex);
+      partitions: t.partitions.map((p) => {
+        const partitionIndex = p.partitionIndex;
         const out = {
           partitionIndex,
           errorCode: 0,
@@ -65,9 +73,9 @@ export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
         const where = ctx.partitions.leaderError(name, partitionIndex);
         if (where !== 0) return { ...out, errorCode: where };
         const st = ctx.partitions.partition(name, partitionIndex);
-        const epochErr = leaderEpochError(num(p.currentLeaderEpoch, -1), st.leaderEpoch);
+        const epochErr = leaderEpochError(p.currentLeaderEpoch, st.leaderEpoch);
         if (epochErr) return { ...out, errorCode: epochErr };
-        const ts = num(p.timestamp);
+        const ts = p.timestamp;
         try {
           if (ts === LATEST) {
             // No transactions: the last stable offset is the high watermark.
@@ -84,7 +92,7 @@ export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
               leaderEpoch: st.leaderEpoch,
             };
           }
-          if (ts < 0) return { ...out, errorCode: 42 };
+          if (ts < 0) return { ...out, errorCode: ErrorCode.INVALID_REQUEST };
           const found = st.log.offsetForTimestamp(ts);
           const hw = ctx.partitions.highWatermark(name, partitionIndex);
           if (!found || found.offset >= hw) return out;
@@ -106,6 +114,5 @@ export function listOffsets(ctx: KafkaContext, req: RequestContext): Struct {
 export default defineHandler({
   apiKey: ApiKey.ListOffsets,
   versions: [1, 7],
-
   handle: listOffsets,
 });

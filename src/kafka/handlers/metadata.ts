@@ -1,19 +1,19 @@
 // Metadata: the brokers, the controller (the metadata quorum's leader) and the topics, creating
 // unknown ones when the client and the broker allow it.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  bool,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  type RequestContext,
-} from "../context.ts";
+  ApiKey,
+  ErrorCode,
+  type MetadataRequest,
+  type MetadataResponse,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import type { TopicInfo } from "../../meta/index.ts";
 import { brokersOf, wireUuid } from "./shared/brokers.ts";
 
-function describeTopic(t: TopicInfo, fenced: ReadonlySet<number>): Struct {
+type TopicAnswer = MetadataResponse["topics"][number];
+
+function describeTopic(t: TopicInfo, fenced: ReadonlySet<number>): TopicAnswer {
   return {
     errorCode: 0,
     name: t.name,
@@ -21,7 +21,7 @@ function describeTopic(t: TopicInfo, fenced: ReadonlySet<number>): Struct {
     isInternal: t.internal,
     partitions: t.partitions.map((p) => ({
       // An offline partition (no live ISR member to lead it): LEADER_NOT_AVAILABLE, as Kafka.
-      errorCode: p.leader === -1 ? 5 : 0,
+      errorCode: p.leader === -1 ? ErrorCode.LEADER_NOT_AVAILABLE : 0,
       partitionIndex: p.partition,
       leaderId: p.leader,
       leaderEpoch: p.leaderEpoch,
@@ -33,29 +33,36 @@ function describeTopic(t: TopicInfo, fenced: ReadonlySet<number>): Struct {
   };
 }
 
-function topicError(name: string, errorCode: number): Struct {
+function topicError(name: string, errorCode: number): TopicAnswer {
   return { errorCode, name, partitions: [], isInternal: false };
 }
 
-export async function metadata(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function metadata(
+  ctx: KafkaContext,
+  req: RequestContext<MetadataRequest>,
+): Promise<MetadataResponse> {
   const v = req.header.apiVersion;
   const requested = req.body.topics;
   // v0: [] means every topic; v1+: null means every topic and [] none.
-  const all = requested === null || (v === 0 && arr(requested).length === 0);
+  const all = requested === null || (v === 0 && requested.length === 0);
   // v0-3 have no flag: creation then follows the broker setting alone.
-  const allowCreate = ctx.autoCreateTopics && (v < 4 || bool(req.body.allowAutoTopicCreation));
-  const topics: Struct[] = [];
+  const allowCreate = ctx.autoCreateTopics && (v < 4 || req.body.allowAutoTopicCreation);
+  const topics: TopicAnswer[] = [];
   const fenced = new Set(ctx.meta.listBrokers().filter((b) => b.fenced).map((b) => b.nodeId));
   if (all) {
     for (const t of ctx.meta.listTopics()) topics.push(describeTopic(t, fenced));
   } else {
     const seen = new Set<string>();
-    for (const rt of arr(requested)) {
+    for (const rt of requested) {
       const name = rt.name;
-      if (typeof name !== "string") {
+      if (name === null) {
         // Lookup by topic id (v10+): answer from the id when known.
-        const t = typeof rt.topicId === "string" ? findById(ctx, rt.topicId) : undefined;
-        topics.push(t ? describeTopic(t, fenced) : { ...topicError("", 100), name: null });
+        const t = findById(ctx, rt.topicId);
+        topics.push(
+          t
+            ? describeTopic(t, fenced)
+            : { ...topicError("", ErrorCode.UNKNOWN_TOPIC_ID), name: null },
+        );
         continue;
       }
       if (seen.has(name)) continue;
@@ -105,6 +112,5 @@ function findById(ctx: KafkaContext, hex: string): TopicInfo | undefined {
 export default defineHandler({
   apiKey: ApiKey.Metadata,
   versions: [0, 12],
-
   handle: metadata,
 });

@@ -1,6 +1,10 @@
 // OffsetCommit: commits go through the group coordinator into __consumer_offsets.
-import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
-import { arr, type KafkaContext, nstr, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type OffsetCommitRequest,
+  type OffsetCommitResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { ask, expect } from "./shared/group-coordinator.ts";
 
@@ -10,27 +14,30 @@ import { ask, expect } from "./shared/group-coordinator.ts";
  * coordinator treats a generation -1 commit. v1 adds them (checked as in v2+) and a per-partition
  * CommitTimestamp (-1 = now). v2-4 carry RetentionTimeMs.
  */
-export async function offsetCommit(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function offsetCommit(
+  ctx: KafkaContext,
+  req: RequestContext<OffsetCommitRequest>,
+): Promise<OffsetCommitResponse> {
   const b = req.body;
   const v = req.header.apiVersion;
-  const topics = arr(b.topics).map((t) => ({
-    name: str(t.name),
-    partitions: arr(t.partitions).map((p) => ({
-      partition: num(p.partitionIndex),
-      offset: num(p.committedOffset),
-      leaderEpoch: num(p.committedLeaderEpoch, -1),
-      metadata: nstr(p.committedMetadata),
-      commitTimestamp: v === 1 ? num(p.commitTimestamp, -1) : -1,
+  const topics = b.topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({
+      partition: p.partitionIndex,
+      offset: p.committedOffset,
+      leaderEpoch: p.committedLeaderEpoch,
+      metadata: p.committedMetadata,
+      commitTimestamp: v === 1 ? p.commitTimestamp : -1,
     })),
   }));
   const r = expect(
     await ask(ctx, req, {
       type: "offsetCommit",
-      groupId: str(b.groupId),
-      generationId: v >= 1 ? num(b.generationIdOrMemberEpoch, -1) : -1,
-      memberId: v >= 1 ? str(b.memberId) : "",
-      groupInstanceId: nstr(b.groupInstanceId),
-      retentionTimeMs: num(b.retentionTimeMs, -1),
+      groupId: b.groupId,
+      generationId: v >= 1 ? b.generationIdOrMemberEpoch : -1,
+      memberId: v >= 1 ? b.memberId : "",
+      groupInstanceId: b.groupInstanceId,
+      retentionTimeMs: b.retentionTimeMs,
       topics,
     }),
     "offsetCommit",

@@ -1,13 +1,18 @@
 // OffsetFetch: a group's commits, one group (v0-7) or several (v8+).
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
-import { arr, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  ErrorCode,
+  type OffsetFetchRequest,
+  type OffsetFetchResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 
-function fetchGroupOffsets(ctx: KafkaContext, groupId: string, topicsRaw: unknown) {
-  const topics = topicsRaw === null || topicsRaw === undefined ? null : arr(topicsRaw).map((t) => ({
-    name: str(t.name),
-    partitions: (Array.isArray(t.partitionIndexes) ? t.partitionIndexes : []).map((n) => num(n)),
-  }));
+/** The topics asked for (null: all of them), as v0-7 and each v8+ group name them. */
+type Wanted = readonly { name: string; partitionIndexes: number[] }[] | null;
+
+function fetchGroupOffsets(ctx: KafkaContext, groupId: string, wanted: Wanted) {
+  const topics = wanted?.map((t) => ({ name: t.name, partitions: t.partitionIndexes })) ?? null;
   if (!ctx.groups.coordinates(groupId)) {
     // Another broker holds the group's offsets: the client looks the coordinator up again.
     const code = ErrorCode.NOT_COORDINATOR;
@@ -41,25 +46,26 @@ function fetchGroupOffsets(ctx: KafkaContext, groupId: string, topicsRaw: unknow
   };
 }
 
-export async function offsetFetch(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function offsetFetch(
+  ctx: KafkaContext,
+  req: RequestContext<OffsetFetchRequest>,
+): Promise<OffsetFetchResponse> {
   const b = req.body;
-  const ids = req.header.apiVersion >= 8 ? arr(b.groups).map((g) => str(g.groupId)) : [
-    str(b.groupId),
-  ];
+  const ids = req.header.apiVersion >= 8 ? b.groups.map((g) => g.groupId) : [b.groupId];
   // Commits accepted before this request are answered even if still being written.
   await Promise.all(ids.map((id) => ctx.groups.commitsSettled(id)));
   if (req.header.apiVersion >= 8) {
     return {
       throttleTimeMs: 0,
-      groups: arr(b.groups).map((g) => ({
-        groupId: str(g.groupId),
-        ...fetchGroupOffsets(ctx, str(g.groupId), g.topics),
+      groups: b.groups.map((g) => ({
+        groupId: g.groupId,
+        ...fetchGroupOffsets(ctx, g.groupId, g.topics),
       })),
     };
   }
   // v0-1 have no "all topics" form: an absent list is an empty one.
   const topics = req.header.apiVersion < 2 && b.topics === null ? [] : b.topics;
-  const r = fetchGroupOffsets(ctx, str(b.groupId), topics);
+  const r = fetchGroupOffsets(ctx, b.groupId, topics);
   return { throttleTimeMs: 0, topics: r.topics, errorCode: r.errorCode };
 }
 

@@ -3,7 +3,12 @@
 // hands the bytes to the partition log, which validates CRC, sizes, timestamps and producer
 // sequences. All appends start synchronously in request order, so pipelined idempotent
 // batches reach each log in the order the client sent them.
-import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
+import {
+  ApiKey,
+  ErrorCode,
+  type ProduceRequest,
+  type ProduceResponse,
+} from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 import {
   BATCH_LOG_OVERHEAD,
@@ -11,17 +16,14 @@ import {
   OFF_BATCH_LENGTH,
   OFF_MAGIC,
 } from "../../protocol/record-batch.ts";
-import type { Struct } from "../../protocol/kafka/index.ts";
+
 import type { Acks } from "../../core/partition-manager.ts";
 import {
-  arr,
   CloseConnection,
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  num,
   type RequestContext,
-  str,
 } from "../context.ts";
 import { batchTraffic } from "../traffic.ts";
 import {
@@ -73,22 +75,25 @@ export function checkProduceRecords(
   return null;
 }
 
-export async function produce(ctx: KafkaContext, req: RequestContext): Promise<Struct | null> {
+export async function produce(
+  ctx: KafkaContext,
+  req: RequestContext<ProduceRequest>,
+): Promise<ProduceResponse | null> {
   const v = req.header.apiVersion;
-  const acksRaw = num(req.body.acks);
+  const acksRaw = req.body.acks;
   const acksValid = acksRaw === 0 || acksRaw === 1 || acksRaw === -1;
   const acks = acksRaw as Acks;
-  const transactional = req.body.transactionalId !== null && req.body.transactionalId !== undefined;
+  const transactional = req.body.transactionalId !== null;
   // acks=all waits at most timeout_ms for durability (replication, later); past it the
   // partition answers REQUEST_TIMED_OUT although its records may still land, as in Kafka.
-  const deadline = acksRaw === -1 ? new Deadline(num(req.body.timeoutMs, 30_000)) : null;
+  const deadline = acksRaw === -1 ? new Deadline(req.body.timeoutMs) : null;
   const topics: { name: string; parts: (PartitionAnswer | Promise<PartitionAnswer>)[] }[] = [];
-  for (const td of arr(req.body.topicData)) {
-    const name = str(td.name);
+  for (const td of req.body.topicData) {
+    const name = td.name;
     const parts: (PartitionAnswer | Promise<PartitionAnswer>)[] = [];
     const internal = ctx.partitions.isInternal(name);
-    for (const pd of arr(td.partitionData)) {
-      const index = num(pd.index);
+    for (const pd of td.partitionData) {
+      const index = pd.index;
       const fail = (errorCode: number, errorMessage: string | null): PartitionAnswer => ({
         index,
         errorCode,
@@ -127,7 +132,7 @@ export async function produce(ctx: KafkaContext, req: RequestContext): Promise<S
         );
         continue;
       }
-      let records = pd.records instanceof Uint8Array ? pd.records : null;
+      let records = pd.records;
       const magic = records === null ? -1 : recordsMagic(records);
       if (v <= 2 && (magic === 0 || magic === 1)) {
         // Messages of format v0/v1 (clients before Kafka 0.11): one v2 batch, as Kafka 3.x

@@ -1,25 +1,29 @@
 // SyncGroup: waits for the leader's assignment; a connection that closes drops its waiting
 // requests.
-import { ApiKey, type Struct } from "../../protocol/kafka/index.ts";
-import { arr, type KafkaContext, nstr, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type SyncGroupRequest,
+  type SyncGroupResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { ask, expect } from "./shared/group-coordinator.ts";
 
-export async function syncGroup(ctx: KafkaContext, req: RequestContext): Promise<Struct> {
+export async function syncGroup(
+  ctx: KafkaContext,
+  req: RequestContext<SyncGroupRequest>,
+): Promise<SyncGroupResponse> {
   const b = req.body;
   const r = expect(
     await ask(ctx, req, {
       type: "sync",
-      groupId: str(b.groupId),
-      generationId: num(b.generationId),
-      memberId: str(b.memberId),
-      groupInstanceId: nstr(b.groupInstanceId),
-      protocolType: nstr(b.protocolType),
-      protocolName: nstr(b.protocolName),
-      assignments: arr(b.assignments).map((a) => ({
-        memberId: str(a.memberId),
-        assignment: a.assignment instanceof Uint8Array ? a.assignment : new Uint8Array(0),
-      })),
+      groupId: b.groupId,
+      generationId: b.generationId,
+      memberId: b.memberId,
+      groupInstanceId: b.groupInstanceId,
+      protocolType: b.protocolType,
+      protocolName: b.protocolName,
+      assignments: b.assignments.map((a) => ({ memberId: a.memberId, assignment: a.assignment })),
     }),
     "sync",
   );

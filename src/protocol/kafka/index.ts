@@ -10,6 +10,7 @@ export {
   isFlexible,
   schemaFor,
 } from "./apis.ts";
+export type * from "./message-types.gen.ts";
 export { type Struct, UNKNOWN_TAGS_KEY, type UnknownTaggedField, ZERO_UUID } from "./codec.ts";
 export { ErrorCode, type ErrorCodeName, errorName, isRetriable } from "./error-codes.ts";
 export { ProtocolDecodeError, ProtocolEncodeError, UnsupportedApiError } from "./errors.ts";

@@ -3,9 +3,14 @@
 import { expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { defineHandler, type KafkaApi } from "../../../src/kafka/api.ts";
+import { defineHandler, type KafkaApi, type SchemaKey } from "../../../src/kafka/api.ts";
 import { ADVERTISED, API_TABLE, KAFKA_APIS } from "../../../src/kafka/handlers/index.ts";
-import { ApiKey } from "../../../src/protocol/kafka/index.ts";
+import {
+  ApiKey,
+  type FetchResponse,
+  type ProduceRequest,
+  type ProduceResponse,
+} from "../../../src/protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../../../src/kafka/context.ts";
 
 const DIR = join(import.meta.dir, "../../../src/kafka/handlers");
@@ -50,10 +55,27 @@ test("ApiVersions answers with the declared ranges, ascending", async () => {
 test("a declared range outside the schema's versions is refused at load", () => {
   const handle = () => null;
   expect(() => defineHandler({ apiKey: ApiKey.Produce, versions: [0, 99], handle })).toThrow();
-  expect(() => defineHandler({ apiKey: 999, versions: [0, 0], handle })).toThrow();
+  expect(() => defineHandler({ apiKey: 999 as SchemaKey, versions: [0, 0], handle })).toThrow();
   expect(() => defineHandler({ apiKey: ApiKey.Fetch, versions: [5, 4], handle })).toThrow();
   expect(defineHandler({ apiKey: ApiKey.Fetch, versions: [4, 12], handle }).versions).toEqual([
     4,
     12,
   ]);
+});
+
+test("handlers read and build typed messages: a misspelt field is a type error", () => {
+  // Checked by tsc (an unneeded @ts-expect-error fails the type-check too).
+  const read = (req: RequestContext<ProduceRequest>) => {
+    // @ts-expect-error: the field is timeoutMs
+    return req.body.timeoutMS;
+  };
+  const build = (): ProduceResponse => ({
+    responses: [],
+    // @ts-expect-error: the field is throttleTimeMs
+    throttleTimeMS: 0,
+  });
+  // A field of the wrong type is one too.
+  // @ts-expect-error: errorCode is a number
+  const wrong: FetchResponse = { responses: [], errorCode: "0" };
+  expect([read, build, wrong]).toHaveLength(3);
 });

@@ -1,26 +1,27 @@
 // Config resources as DescribeConfigs, AlterConfigs and IncrementalAlterConfigs name them.
-import { ErrorCode, type Struct } from "../../../protocol/kafka/index.ts";
-import { type KafkaContext, num, str } from "../../context.ts";
+import { ErrorCode } from "../../../protocol/kafka/index.ts";
+import type { KafkaContext } from "../../context.ts";
 import type { TopicInfo } from "../../../meta/index.ts";
 
 export const TOPIC = 2;
 export const BROKER = 4;
 
-export function resourceError(r: Struct, errorCode: number, errorMessage: string | null) {
-  return {
-    errorCode,
-    errorMessage,
-    resourceType: num(r.resourceType),
-    resourceName: str(r.resourceName),
-  };
+/** A resource as the alter requests name it (both have these two fields). */
+interface Resource {
+  resourceType: number;
+  resourceName: string;
+}
+
+export function resourceError(r: Resource, errorCode: number, errorMessage: string | null) {
+  return { errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName };
 }
 
 /** The topic an alter request names, or the error response for that resource. */
 export function alterTarget(
   ctx: KafkaContext,
-  r: Struct,
+  r: Resource,
 ): { name: string; topic: TopicInfo } | { error: ReturnType<typeof resourceError> } {
-  if (num(r.resourceType) !== TOPIC) {
+  if (r.resourceType !== TOPIC) {
     return {
       error: resourceError(
         r,
@@ -29,7 +30,7 @@ export function alterTarget(
       ),
     };
   }
-  const name = str(r.resourceName);
+  const name = r.resourceName;
   const topic = ctx.meta.getTopic(name);
   if (!topic) {
     return {
