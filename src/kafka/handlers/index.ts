@@ -6,11 +6,14 @@ import { apiVersionsApi } from "./api-versions.ts";
 import alterConfigs from "./alter-configs.ts";
 import alterPartitionReassignments from "./alter-partition-reassignments.ts";
 import alterUserScramCredentials from "./alter-user-scram-credentials.ts";
+import createAcls from "./create-acls.ts";
 import createPartitions from "./create-partitions.ts";
 import createTopics from "./create-topics.ts";
+import deleteAcls from "./delete-acls.ts";
 import deleteGroups from "./delete-groups.ts";
 import deleteRecords from "./delete-records.ts";
 import deleteTopics from "./delete-topics.ts";
+import describeAcls from "./describe-acls.ts";
 import describeCluster from "./describe-cluster.ts";
 import describeConfigs from "./describe-configs.ts";
 import describeGroups from "./describe-groups.ts";
@@ -40,11 +43,14 @@ const SERVED: readonly KafkaApi[] = [
   alterConfigs,
   alterPartitionReassignments,
   alterUserScramCredentials,
+  createAcls,
   createPartitions,
   createTopics,
+  deleteAcls,
   deleteGroups,
   deleteRecords,
   deleteTopics,
+  describeAcls,
   describeCluster,
   describeConfigs,
   describeGroups,

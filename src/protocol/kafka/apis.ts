@@ -1,5 +1,6 @@
 /** Registry of declared message schemas and API key names. (What the listener serves and
  * advertises is declared with each handler, src/kafka/handlers/.) */
+import * as acls from "./messages/acls.ts";
 import * as admin from "./messages/admin.ts";
 import * as dataPlane from "./messages/data-plane.ts";
 import * as groups from "./messages/groups.ts";
@@ -28,6 +29,9 @@ export const ApiKey = {
   DeleteRecords: 21,
   InitProducerId: 22,
   OffsetForLeaderEpoch: 23,
+  DescribeAcls: 29,
+  CreateAcls: 30,
+  DeleteAcls: 31,
   DescribeConfigs: 32,
   AlterConfigs: 33,
   DescribeLogDirs: 35,
@@ -51,6 +55,7 @@ const PAIRS: readonly (readonly [MessageSchema, MessageSchema])[] = [
   ...Object.values(admin),
   ...Object.values(logDirs),
   ...Object.values(reassignments),
+  ...Object.values(acls),
 ];
 
 const REQUESTS = new Map<number, MessageSchema>();

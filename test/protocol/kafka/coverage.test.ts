@@ -18,7 +18,15 @@ import { platformaticResponseCases } from "./platformatic-cases.ts";
 // SaslAuthenticate v2 (librdkafka 2.0 and kafkajs send v1, kafka-python bare tokens) and the
 // user APIs 50/51 (no client here sends them) are checked with frames of our codec against a
 // real broker in test/cluster/users.test.ts, not yet against a captured client's bytes.
+// The ACL APIs 29-31: kafkajs decodes our responses (kafkajs-cases) and its admin client's requests
+// are served end to end in test/kafka/acls.test.ts; no captured request frames yet.
 export const KNOWN_GAPS: string[] = [
+  "DescribeAcls v0 request",
+  "DescribeAcls v1 request",
+  "CreateAcls v0 request",
+  "CreateAcls v1 request",
+  "DeleteAcls v0 request",
+  "DeleteAcls v1 request",
   "SaslAuthenticate v2 request",
   "ElectLeaders v0 request",
   "ElectLeaders v1 request",
