@@ -177,6 +177,9 @@ export class PartitionManager {
   }
 
   /** Open the log of every partition this broker holds; drop dirs of topics that were recreated. */
+  /** Logs found at start of partitions the metadata did not place here (see openAll). */
+  readonly #strays = new Set<string>();
+
   async openAll(): Promise<void> {
     const topics = this.meta.listTopics();
     const byName = new Map(topics.map((t) => [t.name, t]));
@@ -190,6 +193,14 @@ export class PartitionManager {
           topic_id: info.topicId,
         });
         await this.store.deleteLog(info.topic, info.partition);
+      } else if (
+        t && !t.partitions.find((p) => p.partition === info.partition)?.replicas.includes(
+          this.nodeId,
+        )
+      ) {
+        // Moved away by a reassignment while this broker was down: deleted once it has caught up
+        // on metadata (syncTopic), unless the metadata by then names it a replica again.
+        this.#strays.add(key(info.topic, info.partition));
       } else if (!t) {
         this.log.warn("partition directory of a topic unknown to the metadata is left alone", {
           topic: info.topic,
@@ -357,8 +368,11 @@ export class PartitionManager {
         // A reassignment moved this replica away: its log goes. Only once this broker may lead
         // (caught up on metadata since it registered), so a view older than a later record that
         // put it back never deletes a log the ISR counts on.
-        const gone = this.#parts.get(key(t.name, p.partition));
-        if (gone?.topicId === t.topicId && this.#repl.canLead()) {
+        const k = key(t.name, p.partition);
+        const gone = this.#parts.get(k);
+        const stray = this.#strays.has(k);
+        if ((gone?.topicId === t.topicId || stray) && this.#repl.canLead()) {
+          this.#strays.delete(k);
           this.log.info("replica moved away by a reassignment: deleting its log", {
             topic: t.name,
             partition: p.partition,

@@ -221,3 +221,37 @@ test(
   },
   90_000,
 );
+
+test(
+  "a replica moved away while its broker is down loses its log when the broker returns",
+  async () => {
+    const c = await http("GET", "/cluster") as { controller: number };
+    const before = (await cluster.topic(TOPIC))!.find((p) => p.partition === 1)!;
+    const victim = before.replicas.find((id) => id !== c.controller && id !== before.leader)!;
+    const spare = [0, 1, 2, 3].find((id) => !before.replicas.includes(id))!;
+    const target = before.replicas.map((id) => (id === victim ? spare : id));
+    expect(noLog(victim, 1)).toBe(false);
+    await cluster.kill(victim);
+    const r = await http("POST", "/reassignments", {
+      partitions: [{ topic: TOPIC, partition: 1, replicas: target }],
+    }) as { accepted: number };
+    expect(r.accepted).toBe(1);
+    await waitFor("the move without the stopped broker", 30_000, async () => {
+      const v = (await cluster.topic(TOPIC))?.find((p) => p.partition === 1);
+      return v !== undefined && JSON.stringify(v.replicas) === JSON.stringify(target) || undefined;
+    }, 200);
+    expect(noLog(victim, 1)).toBe(false); // it was down: nothing deleted its files
+    // Restarted, it opens the log from its metadata as it was, applies the move, then deletes it.
+    await cluster.start(victim);
+    await waitFor(
+      "the stray log gone once the broker caught up",
+      30_000,
+      async () => noLog(victim, 1) || undefined,
+    );
+    const f = await checker.check("moved while down");
+    expect(f.lost).toBe(0);
+    expect(f.duplicated).toBe(0);
+    expect(ledger.violations).toEqual([]);
+  },
+  120_000,
+);
