@@ -423,7 +423,7 @@ describe("collected counters", () => {
       { name: "y", help: "y", samples: [{ labels: { a: "1" }, value: 1 }] },
     ]);
     const text = m.render();
-    expect(text).toContain("# TYPE x_total counter\nx_total{} 3");
+    expect(text).toContain("# TYPE x_total counter\nx_total 3");
     expect(text).toContain('# TYPE y gauge\ny{a="1"} 1');
   });
 });
