@@ -58,7 +58,7 @@ async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T |
 }
 
 function metric(text: string, name: string): number {
-  const m = new RegExp(`^${name}\\{\\} (\\S+)$`, "m").exec(text);
+  const m = new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, "m").exec(text);
   return m ? Number(m[1]) : NaN;
 }
 
