@@ -117,11 +117,8 @@ describe("framing", () => {
     await c.write(new Uint8Array([0, 0, 0, 10, 0, 99, 0, 0, 0, 0, 0, 1, 0xff, 0xff]));
     expect(await c.waitClosed()).toBe(true);
     const c2 = await RawClient.connect(broker.kafkaPort);
-    // ListOffsets v0 (below the advertised 1-7) is not served.
-    await c2.send(2, 0, {
-      replicaId: -1,
-      topics: [{ name: "x", partitions: [{ partitionIndex: 0, timestamp: -1, maxNumOffsets: 1 }] }],
-    });
+    // Fetch v3 (below the advertised 4-12) is not served.
+    await c2.send(1, 3, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1, topics: [] });
     expect(await c2.waitClosed()).toBe(true);
   });
 });

@@ -52,67 +52,88 @@ function maxTimestampOffset(ctx: KafkaContext, topic: string, partition: number)
   return { offset: batch.header.baseOffset, timestamp: best.ts };
 }
 
+type PartitionAnswer = ListOffsetsResponse["topics"][number]["partitions"][number] & {
+  offset: number;
+};
+
+/** One partition's answer in the v1+ form (an offset and its timestamp). */
+function answer(
+  ctx: KafkaContext,
+  name: string,
+  p: ListOffsetsRequest["topics"][number]["partitions"][number],
+): PartitionAnswer {
+  const partitionIndex = p.partitionIndex;
+  const out = {
+    partitionIndex,
+    errorCode: 0,
+    timestamp: -1,
+    offset: -1,
+    leaderEpoch: -1,
+    oldStyleOffsets: [],
+  };
+  const where = ctx.partitions.leaderError(name, partitionIndex);
+  if (where !== 0) return { ...out, errorCode: where };
+  const st = ctx.partitions.partition(name, partitionIndex);
+  const epochErr = leaderEpochError(p.currentLeaderEpoch, st.leaderEpoch);
+  if (epochErr) return { ...out, errorCode: epochErr };
+  const ts = p.timestamp;
+  try {
+    if (ts === LATEST) {
+      // No transactions: the last stable offset is the high watermark.
+      const offset = ctx.partitions.highWatermark(name, partitionIndex);
+      return { ...out, offset, leaderEpoch: st.leaderEpoch };
+    }
+    if (ts === EARLIEST) {
+      return { ...out, offset: st.log.logStartOffset(), leaderEpoch: st.leaderEpoch };
+    }
+    if (ts === MAX_TIMESTAMP) {
+      return {
+        ...out,
+        ...maxTimestampOffset(ctx, name, partitionIndex),
+        leaderEpoch: st.leaderEpoch,
+      };
+    }
+    if (ts < 0) return { ...out, errorCode: ErrorCode.INVALID_REQUEST };
+    const found = st.log.offsetForTimestamp(ts);
+    const hw = ctx.partitions.highWatermark(name, partitionIndex);
+    if (!found || found.offset >= hw) return out;
+    return {
+      ...out,
+      offset: found.offset,
+      timestamp: found.timestamp,
+      leaderEpoch: st.leaderEpoch,
+    };
+  } catch (e) {
+    return { ...out, errorCode: errorCodeOf(e) };
+  }
+}
+
+/**
+ * v0 (Kafka 0.8's form, which Burrow and sarama before 0.10.1 send) answers a list of at most
+ * MaxNumOffsets offsets instead of one offset and timestamp: here the v1 answer as a list of one
+ * (Kafka also listed older segment base offsets below it, which no client uses).
+ */
 export function listOffsets(
   ctx: KafkaContext,
   req: RequestContext<ListOffsetsRequest>,
 ): ListOffsetsResponse {
-  const topics = req.body.topics.map((t) => {
-    const name = t.name;
-    return {
-      name,
-      partitions: t.partitions.map((p) => {
-        const partitionIndex = p.partitionIndex;
-        const out = {
-          partitionIndex,
-          errorCode: 0,
-          timestamp: -1,
-          offset: -1,
-          leaderEpoch: -1,
-          oldStyleOffsets: [],
-        };
-        const where = ctx.partitions.leaderError(name, partitionIndex);
-        if (where !== 0) return { ...out, errorCode: where };
-        const st = ctx.partitions.partition(name, partitionIndex);
-        const epochErr = leaderEpochError(p.currentLeaderEpoch, st.leaderEpoch);
-        if (epochErr) return { ...out, errorCode: epochErr };
-        const ts = p.timestamp;
-        try {
-          if (ts === LATEST) {
-            // No transactions: the last stable offset is the high watermark.
-            const offset = ctx.partitions.highWatermark(name, partitionIndex);
-            return { ...out, offset, leaderEpoch: st.leaderEpoch };
-          }
-          if (ts === EARLIEST) {
-            return { ...out, offset: st.log.logStartOffset(), leaderEpoch: st.leaderEpoch };
-          }
-          if (ts === MAX_TIMESTAMP) {
-            return {
-              ...out,
-              ...maxTimestampOffset(ctx, name, partitionIndex),
-              leaderEpoch: st.leaderEpoch,
-            };
-          }
-          if (ts < 0) return { ...out, errorCode: ErrorCode.INVALID_REQUEST };
-          const found = st.log.offsetForTimestamp(ts);
-          const hw = ctx.partitions.highWatermark(name, partitionIndex);
-          if (!found || found.offset >= hw) return out;
-          return {
-            ...out,
-            offset: found.offset,
-            timestamp: found.timestamp,
-            leaderEpoch: st.leaderEpoch,
-          };
-        } catch (e) {
-          return { ...out, errorCode: errorCodeOf(e) };
-        }
-      }),
-    };
-  });
+  const v0 = req.header.apiVersion === 0;
+  const topics = req.body.topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => {
+      const a = answer(ctx, t.name, p);
+      if (!v0) return a;
+      // Only v0's fields: the encoder refuses v1's Timestamp and Offset away from their defaults.
+      const found = a.errorCode === 0 && a.offset >= 0 && p.maxNumOffsets > 0;
+      const { partitionIndex, errorCode } = a;
+      return { partitionIndex, errorCode, oldStyleOffsets: found ? [a.offset] : [] };
+    }),
+  }));
   return { throttleTimeMs: 0, topics };
 }
 
 export default defineHandler({
   apiKey: ApiKey.ListOffsets,
-  versions: [1, 7],
+  versions: [0, 7],
   handle: listOffsets,
 });

@@ -23,6 +23,9 @@ export interface KafkaMessages {
   21: { request: DeleteRecordsRequest; response: DeleteRecordsResponse };
   22: { request: InitProducerIdRequest; response: InitProducerIdResponse };
   23: { request: OffsetForLeaderEpochRequest; response: OffsetForLeaderEpochResponse };
+  29: { request: DescribeAclsRequest; response: DescribeAclsResponse };
+  30: { request: CreateAclsRequest; response: CreateAclsResponse };
+  31: { request: DeleteAclsRequest; response: DeleteAclsResponse };
   32: { request: DescribeConfigsRequest; response: DescribeConfigsResponse };
   33: { request: AlterConfigsRequest; response: AlterConfigsResponse };
   35: { request: DescribeLogDirsRequest; response: DescribeLogDirsResponse };
@@ -1220,6 +1223,164 @@ export type OffsetForLeaderEpochResponse = {
   throttleTimeMs?: number;
   /** v0+ */
   topics: readonly OffsetForLeaderEpochResponseTopics[];
+};
+
+/** DescribeAcls (key 29) request, versions 0-3, flexible 2+. */
+export type DescribeAclsRequest = {
+  /** v0+ */
+  resourceTypeFilter: number;
+  /** v0+, null v0+ */
+  resourceNameFilter: string | null;
+  /** v1+, default 3 */
+  patternTypeFilter: number;
+  /** v0+, null v0+ */
+  principalFilter: string | null;
+  /** v0+, null v0+ */
+  hostFilter: string | null;
+  /** v0+ */
+  operation: number;
+  /** v0+ */
+  permissionType: number;
+};
+
+/** DescribeAclsResponse Acls element. */
+export type DescribeAclsResponseResourcesAcls = {
+  /** v0+ */
+  principal: string;
+  /** v0+ */
+  host: string;
+  /** v0+ */
+  operation: number;
+  /** v0+ */
+  permissionType: number;
+};
+
+/** DescribeAclsResponse Resources element. */
+export type DescribeAclsResponseResources = {
+  /** v0+ */
+  resourceType: number;
+  /** v0+ */
+  resourceName: string;
+  /** v1+, default 3 */
+  patternType?: number;
+  /** v0+ */
+  acls: readonly DescribeAclsResponseResourcesAcls[];
+};
+
+/** DescribeAcls (key 29) response. */
+export type DescribeAclsResponse = {
+  /** v0+ */
+  throttleTimeMs: number;
+  /** v0+ */
+  errorCode: number;
+  /** v0+, null v0+ */
+  errorMessage: string | null;
+  /** v0+ */
+  resources: readonly DescribeAclsResponseResources[];
+};
+
+/** CreateAclsRequest Creations element. */
+export type CreateAclsRequestCreations = {
+  /** v0+ */
+  resourceType: number;
+  /** v0+ */
+  resourceName: string;
+  /** v1+, default 3 */
+  resourcePatternType: number;
+  /** v0+ */
+  principal: string;
+  /** v0+ */
+  host: string;
+  /** v0+ */
+  operation: number;
+  /** v0+ */
+  permissionType: number;
+};
+
+/** CreateAcls (key 30) request, versions 0-3, flexible 2+. */
+export type CreateAclsRequest = {
+  /** v0+ */
+  creations: CreateAclsRequestCreations[];
+};
+
+/** CreateAclsResponse Results element. */
+export type CreateAclsResponseResults = {
+  /** v0+ */
+  errorCode: number;
+  /** v0+, null v0+ */
+  errorMessage: string | null;
+};
+
+/** CreateAcls (key 30) response. */
+export type CreateAclsResponse = {
+  /** v0+ */
+  throttleTimeMs: number;
+  /** v0+ */
+  results: readonly CreateAclsResponseResults[];
+};
+
+/** DeleteAclsRequest Filters element. */
+export type DeleteAclsRequestFilters = {
+  /** v0+ */
+  resourceTypeFilter: number;
+  /** v0+, null v0+ */
+  resourceNameFilter: string | null;
+  /** v1+, default 3 */
+  patternTypeFilter: number;
+  /** v0+, null v0+ */
+  principalFilter: string | null;
+  /** v0+, null v0+ */
+  hostFilter: string | null;
+  /** v0+ */
+  operation: number;
+  /** v0+ */
+  permissionType: number;
+};
+
+/** DeleteAcls (key 31) request, versions 0-3, flexible 2+. */
+export type DeleteAclsRequest = {
+  /** v0+ */
+  filters: DeleteAclsRequestFilters[];
+};
+
+/** DeleteAclsResponse MatchingAcls element. */
+export type DeleteAclsResponseFilterResultsMatchingAcls = {
+  /** v0+ */
+  errorCode: number;
+  /** v0+, null v0+ */
+  errorMessage: string | null;
+  /** v0+ */
+  resourceType: number;
+  /** v0+ */
+  resourceName: string;
+  /** v1+, default 3 */
+  patternType?: number;
+  /** v0+ */
+  principal: string;
+  /** v0+ */
+  host: string;
+  /** v0+ */
+  operation: number;
+  /** v0+ */
+  permissionType: number;
+};
+
+/** DeleteAclsResponse FilterResults element. */
+export type DeleteAclsResponseFilterResults = {
+  /** v0+ */
+  errorCode: number;
+  /** v0+, null v0+ */
+  errorMessage: string | null;
+  /** v0+ */
+  matchingAcls: readonly DeleteAclsResponseFilterResultsMatchingAcls[];
+};
+
+/** DeleteAcls (key 31) response. */
+export type DeleteAclsResponse = {
+  /** v0+ */
+  throttleTimeMs: number;
+  /** v0+ */
+  filterResults: readonly DeleteAclsResponseFilterResults[];
 };
 
 /** DescribeConfigsRequest Resources element. */

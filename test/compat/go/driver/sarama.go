@@ -852,8 +852,9 @@ func saramaDefault(o *options) {
 		out["produceError"] = describeErr(err)
 	}
 	prod.Close()
-	_, err = client.GetOffset(o.topic, 0, sarama.OffsetNewest)
+	newest, err := client.GetOffset(o.topic, 0, sarama.OffsetNewest)
 	out["offsetError"] = nil
+	out["newest"] = newest
 	if err != nil {
 		out["offsetError"] = describeErr(err)
 	}
