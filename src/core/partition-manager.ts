@@ -17,6 +17,7 @@ import {
   StorageError,
   TopicIdMismatchError,
 } from "../storage/index.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { isDiskFull, type SpaceReserve } from "./space-reserve.ts";
 import type { Logger } from "../log.ts";
 import { Replica } from "../replication/replica.ts";
@@ -28,10 +29,6 @@ export class BrokerError extends Error {
     super(message);
   }
 }
-
-export const UNKNOWN_TOPIC_OR_PARTITION = 3;
-export const NOT_LEADER_OR_FOLLOWER = 6;
-export const NOT_ENOUGH_REPLICAS = 19;
 
 export type Acks = 0 | 1 | -1;
 
@@ -538,11 +535,11 @@ export class PartitionManager {
    */
   leaderError(topic: string, partition: number): number {
     const st = this.#parts.get(key(topic, partition));
-    if (st) return st.isLeader ? 0 : NOT_LEADER_OR_FOLLOWER;
+    if (st) return st.isLeader ? 0 : ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const t = this.meta.getTopic(topic);
     return t?.partitions.some((p) => p.partition === partition)
-      ? NOT_LEADER_OR_FOLLOWER
-      : UNKNOWN_TOPIC_OR_PARTITION;
+      ? ErrorCode.NOT_LEADER_OR_FOLLOWER
+      : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   }
 
   /** The partition's leader as this broker knows it (-1 when unknown). */
@@ -553,7 +550,7 @@ export class PartitionManager {
 
   #notLeader(topic: string, partition: number): BrokerError {
     const code = this.leaderError(topic, partition);
-    if (code !== NOT_LEADER_OR_FOLLOWER) {
+    if (code !== ErrorCode.NOT_LEADER_OR_FOLLOWER) {
       return new BrokerError(code, `unknown topic or partition ${topic}-${partition}`);
     }
     return new BrokerError(
@@ -568,7 +565,7 @@ export class PartitionManager {
     const st = this.#parts.get(key(topic, partition));
     if (!st) {
       throw new BrokerError(
-        UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         `unknown topic or partition ${topic}-${partition}`,
       );
     }
@@ -603,13 +600,13 @@ export class PartitionManager {
     if (!this.#repl.mayAppend()) {
       // Possibly a zombie (paused past its session): a newer leader may exist already.
       throw new BrokerError(
-        NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
         `broker ${this.nodeId} has no confirmed session with the controller; not writing ${topic}-${partition} as its leader`,
       );
     }
     if (acks === -1 && st.isr.length < st.minInsyncReplicas) {
       throw new BrokerError(
-        NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
         `acks=all needs ${st.minInsyncReplicas} in-sync replicas (min.insync.replicas) but ${topic}-${partition} has ${st.isr.length}`,
       );
     }

@@ -41,7 +41,7 @@ export function statusForKafkaCode(code: number): ContentfulStatusCode {
     case ErrorCode.UNKNOWN_MEMBER_ID:
     case ErrorCode.UNKNOWN_TOPIC_ID:
       return 404;
-    case 36: // TOPIC_ALREADY_EXISTS
+    case ErrorCode.TOPIC_ALREADY_EXISTS:
     case ErrorCode.ILLEGAL_GENERATION:
     case ErrorCode.REBALANCE_IN_PROGRESS:
     case ErrorCode.NON_EMPTY_GROUP:
@@ -61,22 +61,22 @@ export function statusForKafkaCode(code: number): ContentfulStatusCode {
       return 400;
     case ErrorCode.CORRUPT_MESSAGE:
     case ErrorCode.INVALID_TOPIC_EXCEPTION:
-    case 32: // INVALID_TIMESTAMP
-    case 37: // INVALID_PARTITIONS
-    case 38: // INVALID_REPLICATION_FACTOR
-    case 39: // INVALID_REPLICA_ASSIGNMENT
-    case 40: // INVALID_CONFIG
-    case 42: // INVALID_REQUEST
-    case 44: // POLICY_VIOLATION
-    case 87: // INVALID_RECORD
+    case ErrorCode.INVALID_TIMESTAMP:
+    case ErrorCode.INVALID_PARTITIONS:
+    case ErrorCode.INVALID_REPLICATION_FACTOR:
+    case ErrorCode.INVALID_REPLICA_ASSIGNMENT:
+    case ErrorCode.INVALID_CONFIG:
+    case ErrorCode.INVALID_REQUEST:
+    case ErrorCode.POLICY_VIOLATION:
+    case ErrorCode.INVALID_RECORD:
       return 422;
-    case 56: // KAFKA_STORAGE_ERROR
+    case ErrorCode.KAFKA_STORAGE_ERROR:
       return 507;
     case ErrorCode.NOT_CONTROLLER: // a metadata write on a follower: the message names the leader
-    case 8: // BROKER_NOT_AVAILABLE
+    case ErrorCode.BROKER_NOT_AVAILABLE:
     case ErrorCode.NOT_LEADER_OR_FOLLOWER:
     case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case 20: // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
     case ErrorCode.COORDINATOR_NOT_AVAILABLE:
     case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
     case ErrorCode.NOT_COORDINATOR:

@@ -3,6 +3,7 @@
 // shell feeds it the log's positions and the clock, holds the acks=all waiters, and wakes readers
 // when the high watermark moves. Nobody else reads the log end as "what consumers may see".
 import type { PartitionLog } from "../storage/index.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { type IsrProposal, LeaderCore } from "./leader.ts";
 import type { ReassignmentState } from "../meta/records.ts";
 
@@ -12,7 +13,6 @@ export class ReplicaError extends Error {
   }
 }
 
-export const NOT_LEADER_OR_FOLLOWER = 6;
 export const NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
 
 export interface ReplicaAssignment {
@@ -172,7 +172,7 @@ export class Replica {
     this.#core = null;
     this.#failAcks(
       new ReplicaError(
-        NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
         `broker ${this.nodeId} no longer leads ${this.topic}-${this.partition} (leader ${this.leader}, epoch ${this.leaderEpoch})`,
       ),
     );
@@ -231,7 +231,7 @@ export class Replica {
     if (this.#core === null) {
       return Promise.reject(
         new ReplicaError(
-          NOT_LEADER_OR_FOLLOWER,
+          ErrorCode.NOT_LEADER_OR_FOLLOWER,
           `broker ${this.nodeId} does not lead ${this.topic}-${this.partition}`,
         ),
       );
@@ -328,7 +328,10 @@ export class Replica {
   /** The replica is closing or its topic is deleted: nothing waits on it any more. */
   close(): void {
     this.#failAcks(
-      new ReplicaError(NOT_LEADER_OR_FOLLOWER, `${this.topic}-${this.partition} is closing`),
+      new ReplicaError(
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        `${this.topic}-${this.partition} is closing`,
+      ),
     );
     this.#core = null;
     for (const w of [...this.waiters]) w.wake();

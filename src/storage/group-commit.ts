@@ -9,6 +9,7 @@
 // append was a good part of the garbage whose collections land in the latency tail.
 
 import { LogError } from "./types.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 
 interface Round {
   promise: Promise<void>;
@@ -158,7 +159,10 @@ export class GroupCommit {
 export class TruncatedError extends LogError {
   override name = "TruncatedError";
   constructor() {
-    super(6, "the log was truncated before these bytes were durable (NOT_LEADER_OR_FOLLOWER)");
+    super(
+      ErrorCode.NOT_LEADER_OR_FOLLOWER,
+      "the log was truncated before these bytes were durable (NOT_LEADER_OR_FOLLOWER)",
+    );
   }
 }
 

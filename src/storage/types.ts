@@ -1,5 +1,6 @@
 // Public types of the partition log engine: configuration, interfaces and typed errors.
 // Errors carry the Kafka error code the front ends should answer with.
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type Logger = (level: LogLevel, msg: string, fields?: { [k: string]: unknown }) => void;
@@ -55,7 +56,7 @@ export class LogError extends Error {
 export class StorageError extends LogError {
   override name = "StorageError";
   constructor(message: string, cause?: unknown) {
-    super(56, message);
+    super(ErrorCode.KAFKA_STORAGE_ERROR, message);
     if (cause !== undefined) this.cause = cause;
   }
 }
@@ -87,43 +88,43 @@ export class TopicIdMismatchError extends StorageError {
 export class CorruptRecordError extends LogError {
   override name = "CorruptRecordError";
   constructor(message: string) {
-    super(2, message);
+    super(ErrorCode.CORRUPT_MESSAGE, message);
   }
 }
 export class InvalidRecordError extends LogError {
   override name = "InvalidRecordError";
   constructor(message: string) {
-    super(87, message);
+    super(ErrorCode.INVALID_RECORD, message);
   }
 }
 export class InvalidTimestampError extends LogError {
   override name = "InvalidTimestampError";
   constructor(message: string) {
-    super(32, message);
+    super(ErrorCode.INVALID_TIMESTAMP, message);
   }
 }
 export class MessageTooLargeError extends LogError {
   override name = "MessageTooLargeError";
   constructor(message: string) {
-    super(10, message);
+    super(ErrorCode.MESSAGE_TOO_LARGE, message);
   }
 }
 export class OutOfOrderSequenceError extends LogError {
   override name = "OutOfOrderSequenceError";
   constructor(message: string) {
-    super(45, message);
+    super(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, message);
   }
 }
 export class InvalidProducerEpochError extends LogError {
   override name = "InvalidProducerEpochError";
   constructor(message: string) {
-    super(47, message);
+    super(ErrorCode.INVALID_PRODUCER_EPOCH, message);
   }
 }
 export class OffsetOutOfRangeError extends LogError {
   override name = "OffsetOutOfRangeError";
   constructor(message: string) {
-    super(1, message);
+    super(ErrorCode.OFFSET_OUT_OF_RANGE, message);
   }
 }
 

@@ -1,5 +1,5 @@
 // InitProducerId for idempotent producers. Transactions are not implemented: a transactional
-// id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal and report,
+// id gets ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal and report,
 // rather than a retriable error they would loop on.
 import {
   ApiKey,
@@ -9,8 +9,6 @@ import {
 } from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
-
-const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 
 export function initProducerId(
   ctx: KafkaContext,
@@ -24,7 +22,7 @@ export function initProducerId(
     });
     return {
       throttleTimeMs: 0,
-      errorCode: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+      errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
       producerId: -1,
       producerEpoch: -1,
     };

@@ -32,7 +32,6 @@ import {
   upconvertMessageSet,
 } from "../../protocol/legacy-messages.ts";
 
-const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
 const ZSTD = 4;
 
 interface PartitionAnswer {
@@ -110,7 +109,10 @@ export async function produce(
       }
       if (transactional) {
         parts.push(
-          fail(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactions are not supported yet"),
+          fail(
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            "transactions are not supported yet",
+          ),
         );
         continue;
       }
