@@ -1,8 +1,9 @@
 // The mutation suite: plants each bug of scripts/mutations (a text edit) in a scratch copy of the
 // repository, runs the simulator campaign that should catch it (scripts/mutations/
 // run-campaign.ts, in a child process) until the first failing seed or the seed budget, and
-// reports per bug: caught or not, the first failing seed and the invariant. The simulators, not
-// the unit tests, are what is measured.
+// reports per bug: caught or not, the first failing seed and the invariant. The default suite
+// ("sim") measures the simulators; the "tests" suite (--suite tests, issue #21) measures the unit
+// and integration tests on bugs in code no simulator runs: each runs only its named test files.
 //
 //   npm run mutate                                  # all of them (~3-4 min on 2 cores)
 //   npm run mutate -- --only raft-quorum-half,repl-truncate-to-hw
@@ -10,6 +11,8 @@
 //   npm run mutate -- --check                       # only check that every edit still applies
 //   npm run mutate -- --markdown                    # the table as Markdown (docs/mutation.md)
 //   npm run mutate -- --keep                        # keep the scratch copies (/tmp/mutate-*)
+//   npm run mutate -- --suite tests                 # the test-suite bugs (unit/integration tests)
+//   npm run mutate -- --suite tests --only http-produce-acks-default-one
 //
 // Exit code 1 when an edit no longer applies (its text is not in the file exactly once: the
 // code moved, rewrite the entry), a mutated tree does not load, or fewer than THRESHOLD of the
@@ -28,7 +31,14 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { type CampaignName, checkMutations, type Mutation, MUTATIONS } from "./mutations/index.ts";
+import {
+  ALL_MUTATIONS,
+  type CampaignName,
+  checkMutations,
+  type Mutation,
+  type SuiteName,
+  SUITES,
+} from "./mutations/index.ts";
 
 /** Share of the bugs expected to be caught that must be caught. */
 export const THRESHOLD = 0.9;
@@ -53,12 +63,28 @@ export const SEED_BUDGET: Record<CampaignName, number> = {
  * its first failing seed or its seed budget well before); a run past it stops after its seed.
  */
 export const TIME_BUDGET_MS = 120_000;
+/** Wall-clock budget of a test-suite mutation's `bun test` run (its files start brokers). */
+export const TESTS_BUDGET_MS = 300_000;
 /** A child silent this long after its budget (a seed that never ends) is killed. */
 const HANG_GRACE_MS = 30_000;
 
 const ROOT = path.resolve(import.meta.dir, "..");
 /** What a scratch copy holds: the code, the simulators, this suite. */
 const COPY = ["src", "test/sim", "scripts/mutations", "package.json", "tsconfig.json"];
+/**
+ * A test-suite mutation (no campaign) copies all of test/ (its files import helpers from other
+ * folders) and what the tests read: scripts, migrations, bunfig.toml (timeout, root).
+ */
+const COPY_TESTS = [
+  "src",
+  "test",
+  "scripts",
+  "migrations",
+  "package.json",
+  "tsconfig.json",
+  "bunfig.toml",
+  "deno.json",
+];
 
 export type Verdict = "caught" | "survived" | "stale" | "error";
 
@@ -78,6 +104,8 @@ export interface MutationResult {
 }
 
 export interface SuiteOptions {
+  /** Which list: "sim" (the default, simulator campaigns) or "tests" (unit/integration tests). */
+  suite?: SuiteName;
   only?: string[];
   /** Override every campaign's seed budget. */
   seeds?: number;
@@ -106,7 +134,10 @@ function readRepo(file: string): string | null {
 /** A scratch copy of the repository with `m` applied; returns its directory. */
 function scratchWith(m: Mutation): string {
   const dir = mkdtempSync(path.join(tmpdir(), `mutate-${m.id}-`));
-  for (const p of [...COPY, ...(m.tests ?? []).map((t) => path.dirname(t))]) {
+  const copy = campaignsOf(m).length === 0
+    ? COPY_TESTS
+    : [...COPY, ...(m.tests ?? []).map((t) => path.dirname(t))];
+  for (const p of copy) {
     const from = path.join(ROOT, p);
     if (!existsSync(from)) continue;
     mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
@@ -210,6 +241,7 @@ function runTests(dir: string, files: readonly string[], budgetMs: number) {
 }
 
 export function campaignsOf(m: Mutation): readonly CampaignName[] {
+  if (m.campaign === undefined) return [];
   return typeof m.campaign === "string" ? [m.campaign] : m.campaign;
 }
 
@@ -218,7 +250,7 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
   const campaigns = campaignsOf(m);
   const base = {
     id: m.id,
-    campaign: campaigns.join("+"),
+    campaign: campaigns.length === 0 ? "tests" : campaigns.join("+"),
     expectSurvives: m.expect === "survives",
     seed: null,
     seedsRun: 0,
@@ -281,11 +313,13 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
       }
     }
     if (m.tests !== undefined && m.tests.length > 0) {
-      const t = await runTests(dir, m.tests, o.timeBudgetMs ?? TIME_BUDGET_MS);
+      // Integration tests start broker processes: a test-suite bug gets more time than a seed run.
+      const budget = o.timeBudgetMs ?? (campaigns.length === 0 ? TESTS_BUDGET_MS : TIME_BUDGET_MS);
+      const t = await runTests(dir, m.tests, budget);
       if (t.failed) {
         return {
           ...base,
-          campaign: `${base.campaign}+test`,
+          campaign: campaigns.length === 0 ? "tests" : `${base.campaign}+test`,
           verdict: "caught",
           detail: `test: ${t.detail}`,
           seedsRun,
@@ -303,10 +337,11 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
 export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
   const t0 = performance.now();
   const log = o.log ?? (() => {});
-  const problems = checkMutations(MUTATIONS, readRepo);
-  let list = [...MUTATIONS];
+  const suite = SUITES[o.suite ?? "sim"];
+  const problems = checkMutations(suite, readRepo);
+  let list = [...suite];
   if (o.only !== undefined) {
-    const unknown = o.only.filter((id) => !MUTATIONS.some((m) => m.id === id));
+    const unknown = o.only.filter((id) => !suite.some((m) => m.id === id));
     for (const id of unknown) problems.push(`${id}: no such mutation`);
     list = list.filter((m) => o.only!.includes(m.id));
   }
@@ -340,7 +375,7 @@ function formatRow(r: MutationResult): string {
     ? (r.expectSurvives ? "survived (expected)" : "SURVIVED")
     : r.verdict.toUpperCase();
   const seed = r.seed === null ? "-" : String(r.seed);
-  const runs = r.verdict === "survived"
+  const runs = r.verdict === "survived" && r.campaign !== "tests"
     ? ` (${r.seedsRun} seeds${r.budgetHit ? ", time budget" : ""})`
     : "";
   return `${r.id.padEnd(40)} ${r.campaign.padEnd(16)} ${verdict.padEnd(14)} ${seed.padStart(5)}  ` +
@@ -353,7 +388,7 @@ function escapeCell(s: string): string {
 
 /** The report as Markdown: the table of every mutation, then the survivors with reasons. */
 export function markdown(rep: SuiteReport): string {
-  const byId = new Map(MUTATIONS.map((m) => [m.id, m]));
+  const byId = new Map(ALL_MUTATIONS.map((m) => [m.id, m]));
   const lines = [
     "| mutation | campaign | caught | first failing seed | invariant (first failure) | s |",
     "| --- | --- | --- | ---: | --- | ---: |",
@@ -365,7 +400,7 @@ export function markdown(rep: SuiteReport): string {
       ? (r.expectSurvives ? "no (expected)" : "**no**")
       : r.verdict;
     const detail = r.verdict === "survived"
-      ? `not in ${r.seedsRun} seeds`
+      ? (r.campaign === "tests" ? "its tests pass" : `not in ${r.seedsRun} seeds`)
       : escapeCell(r.detail.length > 160 ? r.detail.slice(0, 157) + "..." : r.detail);
     lines.push(
       `| \`${r.id}\` | ${r.campaign} | ${caught} | ${r.seed ?? "—"} | ${detail} | ${
@@ -397,17 +432,26 @@ if (import.meta.main) {
     else if (a === "--keep") o.keep = true;
     else if (a === "--markdown") md = true;
     else if (a === "--check") checkOnly = true;
-    else if (a === "--list") {
-      for (const m of MUTATIONS) {
+    else if (a === "--suite") {
+      const name = args[++i];
+      if (name !== "sim" && name !== "tests") {
+        console.error("--suite needs sim or tests");
+        process.exit(2);
+      }
+      o.suite = name;
+    } else if (a === "--list") {
+      for (const m of SUITES[o.suite ?? "sim"]) {
         console.log(
-          `${m.id.padEnd(40)} ${campaignsOf(m).join("+").padEnd(16)} ${m.file}  ${m.why}`,
+          `${m.id.padEnd(40)} ${
+            (campaignsOf(m).join("+") || "tests").padEnd(16)
+          } ${m.file}  ${m.why}`,
         );
       }
       process.exit(0);
     } else {
       console.error(
-        `unknown argument ${a}\nusage: bun scripts/mutate.ts [--only id,id] [--seeds N] ` +
-          "[--time-budget S] [--markdown] [--check] [--list] [--keep]",
+        `unknown argument ${a}\nusage: bun scripts/mutate.ts [--suite sim|tests] [--only id,id] ` +
+          "[--seeds N] [--time-budget S] [--markdown] [--check] [--list] [--keep]",
       );
       process.exit(2);
     }
@@ -417,9 +461,10 @@ if (import.meta.main) {
     process.exit(2);
   }
   if (checkOnly) {
-    const problems = checkMutations(MUTATIONS, readRepo);
+    // Every suite's edits, whatever --suite says: a stale entry anywhere is a problem.
+    const problems = checkMutations(ALL_MUTATIONS, readRepo);
     for (const p of problems) console.log(`STALE ${p}`);
-    console.log(`${MUTATIONS.length} mutations, ${problems.length} problems`);
+    console.log(`${ALL_MUTATIONS.length} mutations, ${problems.length} problems`);
     process.exit(problems.length === 0 ? 0 : 1);
   }
   console.log(
@@ -432,10 +477,12 @@ if (import.meta.main) {
   const survivors = rep.results.filter((r) => r.verdict === "survived");
   if (survivors.length > 0) {
     console.log("\nsurvivors:");
-    const byId = new Map(MUTATIONS.map((m) => [m.id, m]));
+    const byId = new Map(ALL_MUTATIONS.map((m) => [m.id, m]));
     for (const r of survivors) {
       const m = byId.get(r.id)!;
-      console.log(`  ${r.id}: ${m.reason ?? "NOT EXPECTED: the simulator misses a real bug"}`);
+      console.log(
+        `  ${r.id}: ${m.reason ?? "NOT EXPECTED: the simulator or the tests miss a real bug"}`,
+      );
     }
   }
   const unexpected = rep.results.filter((r) => r.expectSurvives && r.verdict === "caught");

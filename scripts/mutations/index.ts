@@ -5,11 +5,23 @@ import { RAFT } from "./raft.ts";
 import { REPLICATION } from "./replication.ts";
 import { STORAGE } from "./storage.ts";
 import { SWIM } from "./swim.ts";
+import { TESTS } from "./tests/index.ts";
 import type { Mutation } from "./types.ts";
 
 export type { CampaignName, Mutation } from "./types.ts";
 
+/** The simulator suite: every bug runs a campaign (CI runs it all, test/sim/mutate.test.ts). */
 export const MUTATIONS: readonly Mutation[] = [...RAFT, ...SWIM, ...REPLICATION, ...STORAGE];
+/**
+ * The test suite (issue #21): bugs only the unit and integration tests see, run with
+ * `npm run mutate -- --suite tests`. Too slow for CI (each runs test files in a scratch copy);
+ * CI only checks that their edits apply.
+ */
+export const TEST_MUTATIONS: readonly Mutation[] = TESTS;
+export const SUITES = { sim: MUTATIONS, tests: TEST_MUTATIONS } as const;
+export type SuiteName = keyof typeof SUITES;
+/** Every mutation of every suite (ids are unique across them). */
+export const ALL_MUTATIONS: readonly Mutation[] = [...MUTATIONS, ...TEST_MUTATIONS];
 
 /** Occurrences of `find` in `text` (non-overlapping). */
 export function occurrences(text: string, find: string): number {
@@ -36,6 +48,14 @@ export function checkMutations(
     if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(m.id)) problems.push(`${m.id}: id is not kebab-case`);
     if (m.expect === "survives" && !m.reason) problems.push(`${m.id}: survivor without a reason`);
     if (m.find === m.replace) problems.push(`${m.id}: replace equals find`);
+    const campaigns = m.campaign === undefined
+      ? 0
+      : typeof m.campaign === "string"
+      ? 1
+      : m.campaign.length;
+    if (campaigns === 0 && (m.tests ?? []).length === 0) {
+      problems.push(`${m.id}: neither a campaign nor tests: nothing could catch it`);
+    }
     const text = read(m.file);
     if (text === null) {
       problems.push(`${m.id}: ${m.file} does not exist`);

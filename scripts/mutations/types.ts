@@ -19,12 +19,16 @@ export interface Mutation {
   replace: string;
   /** The bug in words: what an engineer would have got wrong. */
   why: string;
-  /** The campaign that should catch it; several are tried in order until one does. */
-  campaign: CampaignName | readonly CampaignName[];
+  /**
+   * The campaign that should catch it; several are tried in order until one does. Omitted (or
+   * empty) for a bug only the unit and integration tests can see: then `tests` is required.
+   */
+  campaign?: CampaignName | readonly CampaignName[];
   /**
    * Test files (from the repository root) run with `bun test` after the campaigns, when they did
-   * not catch the bug: a scripted scenario for what random schedules almost never reach. Their
-   * folders are copied into the scratch copy.
+   * not catch the bug: a scripted scenario for what random schedules almost never reach, or the
+   * only catcher of a test-suite mutation (the "tests" suite). Their folders are copied into the
+   * scratch copy (a test-suite mutation copies all of test/).
    */
   tests?: readonly string[];
   /** Seeds to try (default: the campaign's budget in run-campaign.ts). */
