@@ -1,13 +1,14 @@
 // The Hono app served on --http-addr. Routes are declared with @hono/zod-openapi in one file per
 // resource: the same declarations validate requests and produce /openapi.json and /docs.
-import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { matchedRoutes } from "hono/route";
 import type { Broker } from "../broker.ts";
 import { errorBody, errorResponse, HttpError, toHttpError, unsupportedMedia } from "./errors.ts";
 import { topicRoutes } from "./topics.ts";
-import { createProducer, type Producer, produceRoutes } from "./produce.ts";
+import { createProducer, produceRoutes } from "./produce.ts";
+import type { HttpContext } from "./context.ts";
 import { fastProducePath } from "./fast-produce.ts";
 import { readRoutes } from "./read.ts";
 import { tailRoutes } from "./tail.ts";
@@ -17,7 +18,6 @@ import { userRoutes } from "./users.ts";
 import { reassignmentRoutes } from "./reassignments.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
-import { withOperationId } from "./operation-id.ts";
 import { authMiddleware } from "./auth.ts";
 import type { PasswordChecker } from "../kafka/sasl/password.ts";
 import { consoleRoutes } from "../console/index.ts";
@@ -56,24 +56,6 @@ export interface HttpOptions {
   maxBodyBytes?: number;
   /** Body bytes held across all requests (--http-queued-max-body-bytes). */
   queuedMaxBodyBytes?: number;
-}
-
-export interface HttpContext {
-  broker: Broker;
-  metrics: Metrics;
-  producer: Producer;
-  closing: AbortSignal;
-  /** Partitions wherever they are led (here, or at the leader over the cluster port). */
-  access: PartitionAccess;
-}
-
-/** Register a declared route; handlers build their responses themselves (streams, 204s, errors). */
-export function on(
-  app: OpenAPIHono,
-  route: RouteConfig,
-  handler: (c: Context) => Response | Promise<Response>,
-): void {
-  app.openapi(withOperationId(route), handler as never);
 }
 
 /** Routes that answer whether or not the broker is ready. */
@@ -202,8 +184,10 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     security: (opts.token ? [{ bearer: [] }] : [{}, { bearer: [] }]) as Record<string, string[]>[],
   };
   app.doc("/openapi.json", docConfig);
-  app.get("/docs", (c) =>
-    c.html(renderDocsPage(app.getOpenAPIDocument(docConfig), new URL(c.req.url).origin)));
+  app.get(
+    "/docs",
+    (c) => c.html(renderDocsPage(app.getOpenAPIDocument(docConfig), new URL(c.req.url).origin)),
+  );
 
   let routeTable: { pattern: RegExp; methods: string[] }[] | null = null;
   app.notFound((c) => {
@@ -267,6 +251,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
 }
 
 export { errorBody, HttpError };
+export { type HttpContext, on } from "./context.ts";
 
 const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "head", "options"];
 

@@ -11,7 +11,7 @@ import {
   ReplicationAdmin,
 } from "../core/replication-admin.ts";
 import { errorName } from "../protocol/kafka/error-codes.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest, HttpError, topicNotFound } from "./errors.ts";
 import {
   commonErrors,

@@ -7,7 +7,7 @@ import type { Broker } from "../broker.ts";
 import { groupCoordinator } from "../core/group-service.ts";
 import { decodeAssignment, type TopicPartitions } from "../groups/index.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest, HttpError, kafkaError, notFound, topicNotFound } from "./errors.ts";
 import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
 import { leaderUrl, remotePartitionStats } from "./render.ts";

@@ -12,7 +12,7 @@ import {
   type TopicPartitions,
 } from "../groups/index.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest, kafkaError, topicNotFound } from "./errors.ts";
 import {
   commonErrors,

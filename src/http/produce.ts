@@ -10,7 +10,7 @@ import type { RecordInput } from "../protocol/record-batch.ts";
 import { AppendBatcher } from "./append-batcher.ts";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest, HttpError, topicNotFound } from "./errors.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.ts";
 import { leaderUnknown, type PartitionAccess, PRODUCE_TIMEOUT_MS } from "./partition-access.ts";

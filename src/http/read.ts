@@ -2,7 +2,7 @@
 // byte limits and a long-poll woken by appends; at the partition's leader, here or over the
 // cluster port (partition-access.ts).
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest, HttpError } from "./errors.ts";
 import {
   commonErrors,

@@ -9,7 +9,7 @@ import {
 } from "../core/reassignment-admin.ts";
 import { MAX_THROTTLE } from "../replication/reassign-requests.ts";
 import type { ReassignResult } from "../replication/reassign-requests.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
 

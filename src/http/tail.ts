@@ -7,7 +7,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { badRequest, type HttpError, topicNotFound } from "./errors.ts";
 import { commonErrors, Format, intQuery, RecordOut, TopicParams, valid, z } from "./schemas.ts";
 import { type Format as Fmt, parseFrom, recordBytes, renderRecord } from "./render.ts";

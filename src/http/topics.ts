@@ -1,7 +1,7 @@
 // Topic admin over HTTP: list, create, describe, delete, configs, add partitions.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { topicNotFound } from "./errors.ts";
 import { INTERNAL_TOPIC_CONFIGS } from "../meta/topic-configs.ts";
 import type { PartitionStats } from "../cluster/node.ts";

@@ -4,7 +4,7 @@
 // SaltedPassword, as Kafka's AlterUserScramCredentials does), so the password never travels.
 import { randomBytes } from "node:crypto";
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { type HttpContext, on } from "./app.ts";
+import { type HttpContext, on } from "./context.ts";
 import { HttpError, notFound } from "./errors.ts";
 import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
 import {
