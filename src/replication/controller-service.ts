@@ -13,7 +13,6 @@ import {
   onShutdown,
   onUnfenced,
   type PartitionChange,
-  type PartitionView,
   preferredElections,
 } from "./elections.ts";
 import { DEFAULT_SESSIONS, type SessionOptions, SessionTracker } from "./sessions.ts";
