@@ -1,4 +1,5 @@
 // Composition root: builds and wires storage, metadata and the front ends. Nothing else does wiring.
+import { LiveAuthorizer } from "./acl/live.ts";
 import { existsSync, readdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
@@ -369,6 +370,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       metrics,
       autoCreateTopics: cfg.autoCreateTopics,
       brokerSettings: brokerSettings(cfg, meta, limits),
+      ...(cfg.authorizer === "acl"
+        ? { authorizer: new LiveAuthorizer(meta, new Set(cfg.superUsers)) }
+        : {}),
       advertised: () => kafkaAddr,
       controllerId: () => cluster.controllerId(),
     };

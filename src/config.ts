@@ -63,6 +63,10 @@ export interface BrokerConfig {
   kafkaSasl: "none" | "required";
   /** sasl.enabled.mechanisms */
   kafkaSaslMechanisms: SaslMechanism[];
+  /** acl: Kafka requests are checked against the ACLs (authorizer.class.name); none: not. */
+  authorizer: "none" | "acl";
+  /** Principals that bypass ACLs (super.users), e.g. "User:admin". */
+  superUsers: string[];
   /** Metadata requests may create unknown topics when the client allows it (auto.create.topics.enable). */
   autoCreateTopics: boolean;
   /** Partitions of a topic created without a count (num.partitions). */
@@ -503,6 +507,36 @@ export const OPTIONS: OptionSpec[] = [
     default: SASL_MECHANISMS.join(","),
     help: "SASL mechanisms offered (sasl.enabled.mechanisms), comma-separated",
     parse: parseSaslMechanisms,
+  },
+  {
+    flag: "authorizer",
+    key: "authorizer",
+    arg: "none|acl",
+    default: "none",
+    help: "acl: every Kafka request is checked against the ACLs (broker acl, CreateAcls); " +
+      "nothing matching refuses",
+    parse: (v, name) => {
+      const t = v.trim();
+      if (t === "none" || t === "acl") return t;
+      throw new ConfigError(`${name}: expected none or acl, got ${JSON.stringify(v)}`);
+    },
+  },
+  {
+    flag: "super-users",
+    key: "superUsers",
+    arg: "LIST",
+    default: "",
+    help: "principals that bypass ACLs (super.users), comma-separated, e.g. User:admin",
+    parse: (v, name) => {
+      const list = v.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+      for (const p of list) {
+        const colon = p.indexOf(":");
+        if (colon <= 0 || colon === p.length - 1) {
+          throw new ConfigError(`${name}: ${JSON.stringify(p)} is not "Type:name" (User:alice)`);
+        }
+      }
+      return list;
+    },
   },
   {
     flag: "http-max-body-bytes",

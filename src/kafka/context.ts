@@ -8,6 +8,7 @@ import type { Metrics } from "../core/metrics.ts";
 import type { DecodedRequestHeader, Struct } from "../protocol/kafka/index.ts";
 import type { ProducerIdAllocator } from "./producer-ids.ts";
 import type { Principal } from "./principal.ts";
+import type { LiveAuthorizer } from "../acl/live.ts";
 
 export interface KafkaContext {
   readonly partitions: PartitionManager;
@@ -24,6 +25,8 @@ export interface KafkaContext {
   readonly autoCreateTopics: boolean;
   /** Static broker settings described as broker configs (DescribeConfigs resource type 4). */
   readonly brokerSettings: readonly BrokerSetting[];
+  /** --authorizer acl: requests are checked against the ACLs (src/kafka/authorize.ts). */
+  readonly authorizer?: LiveAuthorizer;
   /** host:port clients are told (this broker). */
   advertised(): { host: string; port: number };
   /** The controller: the metadata quorum's leader (-1 while none is known). */

@@ -20,6 +20,7 @@ import { FramePool } from "./frame-pool.ts";
 import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
 import { countResponseErrors } from "./error-metrics.ts";
+import { refusal } from "./authorize.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
 export interface ApiStats {
@@ -109,11 +110,16 @@ export class Dispatcher implements FrameDispatcher {
       // In the first moments of a start the coordinator is still replaying its topic: group
       // requests wait for it (responses stay in request order) rather than fail.
       if (api.needsGroups) await this.ctx.groupsStarted;
-      const result = await api.handle(this.ctx, {
+      const clientHost = `/${conn.remoteHost}`;
+      // --authorizer acl: a request missing a permission is answered before its handler acts.
+      const refused = this.ctx.authorizer
+        ? refusal(this.ctx.authorizer, conn.principal, clientHost, header.apiKey, body)
+        : null;
+      const result = refused ?? await api.handle(this.ctx, {
         header,
         body,
         connection: conn,
-        clientHost: `/${conn.remoteHost}`,
+        clientHost,
         principal: conn.principal,
         buffers: lent,
       });
