@@ -112,6 +112,19 @@ describe("Fetch", () => {
     }
   });
 
+  test("max_bytes bounds the response: a second partition's batch that does not fit waits", async () => {
+    const body = fetchBody([{ partition: 0, offset: 0 }, { partition: 1, offset: 0 }]);
+    body.maxBytes = 1500;
+    const r = await c.call(1, 11, body);
+    const [p0, p1] = (r.responses as Any)[0].partitions;
+    expect(p0.errorCode).toBe(0);
+    expect(p1.errorCode).toBe(0);
+    // KIP-74: the first batch goes out whatever the limit; after it, only what fits.
+    expect(batchesOf(p0.records).map((b) => b.header.baseOffset)).toEqual([0]);
+    expect(p1.records.length).toBe(0);
+    expect(p1.highWatermark).toBe(3);
+  });
+
   test("a long-poll at the log end is answered as soon as one record arrives", async () => {
     const c2 = await RawClient.connect(broker.kafkaPort);
     try {

@@ -92,4 +92,30 @@ export const HTTP_AUTH_CLI: readonly Mutation[] = [
     why: "produce --header K=V given once is dropped: headers go out only when there are two " +
       "or more.",
   },
+  {
+    id: "http-not-enough-replicas-500",
+    file: "src/http/errors.ts",
+    find: "    case ErrorCode.NOT_ENOUGH_REPLICAS:\n",
+    replace: "",
+    tests: ["test/http/errors.test.ts", "test/http/acks-token.test.ts"],
+    why: "NOT_ENOUGH_REPLICAS answers 500 (a server fault, not retried by clients) instead of " +
+      "503 (retry later).",
+  },
+  {
+    id: "http-storage-error-500",
+    file: "src/http/errors.ts",
+    find: "      return 507;\n",
+    replace: "      return 500;\n",
+    tests: ["test/http/errors.test.ts"],
+    why: "A storage error (disk full, damaged data) answers 500 instead of 507.",
+  },
+  {
+    id: "cluster-replay-window-edge",
+    file: "src/cluster/auth.ts",
+    find: "if (counter <= s.max - REPLAY_WINDOW || counter <= s.floor || s.seen.has(counter)) {",
+    replace: "if (counter < s.max - REPLAY_WINDOW || counter <= s.floor || s.seen.has(counter)) {",
+    tests: ["test/cluster/adapters.test.ts", "test/cluster/replay-window.test.ts"],
+    why: "A SWIM datagram exactly one window below the newest counter is accepted; the seen set " +
+      "has already forgotten it, so it can be replayed.",
+  },
 ];

@@ -104,4 +104,14 @@ export const KAFKA: readonly Mutation[] = [
       "deleteRecords refuses an offset past its end. Visible only on a replicated partition " +
       "whose high watermark lags its log end: a case for the replication tests.",
   },
+  {
+    id: "kafka-fetch-response-past-max-bytes",
+    file: FETCH,
+    find: "if (hasData && r.records.length > budget) return filled;",
+    replace: "if (!hasData && r.records.length > budget) return filled;",
+    tests: ["test/kafka/fetch-rules.test.ts"],
+    why: "KIP-74's rule inverted: a later partition's batch past max_bytes goes out (the " +
+      "response exceeds max_bytes) while an oversized first batch is held back (the consumer " +
+      "stalls on it).",
+  },
 ];

@@ -79,4 +79,31 @@ export const STORAGE_GROUPS: readonly Mutation[] = [
     why: "The range assignor gives the extra partitions to the last members instead of the " +
       "first (Kafka's order): mixed-version groups disagree on the plan.",
   },
+  {
+    id: "groups-commit-during-completing-rebalance",
+    file: "src/groups/offsets.ts",
+    find: '  if (g.state === "CompletingRebalance") return ErrorCode.REBALANCE_IN_PROGRESS;\n',
+    replace: "",
+    tests: ["test/groups/offsets.test.ts"],
+    why: "An offset commit is accepted while the group waits for its SyncGroup: a member commits " +
+      "for partitions it may no longer own.",
+  },
+  {
+    id: "groups-session-timeout-max-unchecked",
+    file: "src/groups/membership.ts",
+    find: "if (req.sessionTimeoutMs < min || req.sessionTimeoutMs > max) {",
+    replace: "if (req.sessionTimeoutMs < min) {",
+    tests: ["test/groups/membership.test.ts"],
+    why: "JoinGroup accepts a session timeout above group.max.session.timeout.ms: a dead member " +
+      "holds its partitions for as long as it asked.",
+  },
+  {
+    id: "storage-bumped-epoch-any-sequence",
+    file: "src/storage/producer-state.ts",
+    find: "      if (h.baseSequence !== 0) {\n",
+    replace: "      if (h.baseSequence < 0) {\n",
+    tests: ["test/storage/contract.test.ts", "test/kafka/fetch-rules.test.ts"],
+    why: "A producer's first batch in a new epoch is accepted at any sequence, not only 0: " +
+      "batches lost across the bump go unnoticed.",
+  },
 ];
