@@ -4,7 +4,7 @@
 // it names (TOPIC_AUTHORIZATION_FAILED 29 per topic, GROUP_AUTHORIZATION_FAILED 30,
 // CLUSTER_AUTHORIZATION_FAILED 31, TRANSACTIONAL_ID_AUTHORIZATION_FAILED 53). Fields left out are
 // encoded with the schema's defaults.
-import { ResourceType } from "../acl/authorizer.ts";
+import { AclOperation, CLUSTER_RESOURCE, ResourceType } from "../acl/authorizer.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
 import { aclHost, deniedNeeds, type Need } from "../acl/kafka-rules.ts";
 import { ErrorCode, type Struct } from "../protocol/kafka/index.ts";
@@ -200,4 +200,36 @@ export function refusal(
       // APIs answered with one top-level error (groups, InitProducerId, DescribeAcls, cluster).
       return { errorCode: code, errorMessage: msg, memberId: "", generationId: -1 };
   }
+}
+
+/**
+ * Leaves out of a served answer what the requester may not DESCRIBE, as Kafka does: the topics
+ * of an all-topics Metadata request and the groups of ListGroups (unless DESCRIBE on the cluster).
+ */
+export function filterAnswer(
+  live: LiveAuthorizer,
+  principal: Principal | undefined,
+  clientHost: string,
+  apiKey: number,
+  body: Struct,
+  result: Struct,
+): Struct {
+  const authz = live.get();
+  const who = { principal: principalString(principal ?? ANONYMOUS), host: aclHost(clientHost) };
+  const may = (type: ResourceType, name: string) =>
+    authz.authorize(who, AclOperation.DESCRIBE, type, name).allowed;
+  if (apiKey === 3 && body.topics === null && Array.isArray(result.topics)) {
+    return {
+      ...result,
+      topics: arr(result.topics).filter((t) => may(ResourceType.TOPIC, str(t.name))),
+    };
+  }
+  if (apiKey === 16 && Array.isArray(result.groups)) {
+    if (may(ResourceType.CLUSTER, CLUSTER_RESOURCE)) return result;
+    return {
+      ...result,
+      groups: arr(result.groups).filter((g) => may(ResourceType.GROUP, str(g.groupId))),
+    };
+  }
+  return result;
 }

@@ -20,7 +20,7 @@ import { FramePool } from "./frame-pool.ts";
 import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
 import { countResponseErrors } from "./error-metrics.ts";
-import { refusal } from "./authorize.ts";
+import { filterAnswer, refusal } from "./authorize.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
 export interface ApiStats {
@@ -115,7 +115,7 @@ export class Dispatcher implements FrameDispatcher {
       const refused = this.ctx.authorizer
         ? refusal(this.ctx.authorizer, conn.principal, clientHost, header.apiKey, body)
         : null;
-      const result = refused ?? await api.handle(this.ctx, {
+      let result = refused ?? await api.handle(this.ctx, {
         header,
         body,
         connection: conn,
@@ -123,6 +123,16 @@ export class Dispatcher implements FrameDispatcher {
         principal: conn.principal,
         buffers: lent,
       });
+      if (this.ctx.authorizer && result !== null && refused === null) {
+        result = filterAnswer(
+          this.ctx.authorizer,
+          conn.principal,
+          clientHost,
+          header.apiKey,
+          body,
+          result,
+        );
+      }
       this.#count(header.apiKey, false);
       this.#observe(header.apiKey, t0);
       if (result === null) {

@@ -136,6 +136,10 @@ test("denied: topic, group and cluster operations get Kafka's error codes", asyn
   expect(await errorOf(admin.fetchTopicMetadata({ topics: ["nope"] }))).toBe(
     "TOPIC_AUTHORIZATION_FAILED",
   );
+  // All topics: only those it may DESCRIBE ('closed' by its ACL, 'open' by READ/WRITE).
+  const all = await admin.fetchTopicMetadata();
+  expect(all.topics.map((t) => t.name).sort()).toEqual(["closed", "open"]);
+  expect((await admin.listGroups()).groups.map((g) => g.groupId)).toEqual(["g-1"]);
   expect(
     await errorOf(admin.describeAcls({
       resourceType: RT.ANY,
