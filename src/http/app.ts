@@ -14,8 +14,8 @@ import { readRoutes } from "./read.ts";
 import { tailRoutes } from "./tail.ts";
 import { groupRoutes } from "./groups.ts";
 import { memberRoutes } from "./members.ts";
-import { userRoutes } from "./users.ts";
 import { reassignmentRoutes } from "./reassignments.ts";
+import { userRoutes } from "./users.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
@@ -159,8 +159,8 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   tailRoutes(app, ctx);
   groupRoutes(app, ctx);
   memberRoutes(app, ctx);
-  userRoutes(app, ctx);
   reassignmentRoutes(app, ctx);
+  userRoutes(app, ctx);
 
   // Registered, not put in docConfig: the generator replaces the config's components.
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

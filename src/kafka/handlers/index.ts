@@ -17,8 +17,8 @@ import describeAcls from "./describe-acls.ts";
 import describeCluster from "./describe-cluster.ts";
 import describeConfigs from "./describe-configs.ts";
 import describeGroups from "./describe-groups.ts";
-import describeUserScramCredentials from "./describe-user-scram-credentials.ts";
 import describeLogDirs from "./describe-log-dirs.ts";
+import describeUserScramCredentials from "./describe-user-scram-credentials.ts";
 import electLeaders from "./elect-leaders.ts";
 import fetch from "./fetch.ts";
 import findCoordinator from "./find-coordinator.ts";
@@ -54,8 +54,8 @@ const SERVED: readonly KafkaApi[] = [
   describeCluster,
   describeConfigs,
   describeGroups,
-  describeUserScramCredentials,
   describeLogDirs,
+  describeUserScramCredentials,
   electLeaders,
   fetch,
   findCoordinator,
