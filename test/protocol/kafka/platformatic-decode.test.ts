@@ -33,6 +33,9 @@ import { randomStruct, Rng } from "./random-values.ts";
 const ALIASES: Record<string, string> = {
   // Fetch up to v12 names the topic by name, but platformatic calls the property topicId.
   "1:responses.topic": "topicId",
+  // DescribeAcls and DeleteAcls v1+: PatternType is resourcePatternType there.
+  "29:resources.patternType": "resourcePatternType",
+  "31:filterResults.matchingAcls.patternType": "resourcePatternType",
 };
 
 /** Non-tagged fields platformatic reads past and drops, keyed "apiKey:path.key" like ALIASES. */
