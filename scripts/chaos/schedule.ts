@@ -2,6 +2,7 @@
 // replayed. A step names its target by role ("the controller", "the leader of partition 2"), which
 // the runner resolves against the live cluster when the step starts; kinds, variants, roles, hold
 // times and pauses between faults all come from the seed. Pure: no IO.
+import { seededRandom } from "../../src/storage/crash-fs.ts";
 
 export const FAULT_KINDS = ["kill", "pause", "partition", "restart"] as const;
 export type FaultKind = typeof FAULT_KINDS[number];
@@ -28,17 +29,8 @@ export interface Step {
   draw: number;
 }
 
-/** mulberry32: small, fast, and the same sequence for a seed everywhere. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the simulated disk's generator): the same sequence for a seed everywhere. */
+export const rng: (seed: number) => () => number = seededRandom;
 
 export interface ScheduleOptions {
   seed: number;

@@ -3,6 +3,7 @@
 // frames captured from real clients, then mutated: lengths, varints, array counts, tagged
 // fields, int64 above 2^53, truncation); the rest are random, truncated or oversized. The
 // broker must answer or close, stay up, keep serving another client, and not change stored data.
+import { seededRandom } from "../../src/storage/crash-fs.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { apiName, decodeRequestHeader } from "../../src/protocol/kafka/index.ts";
 import { ADVERTISED } from "../../src/kafka/handlers/index.ts";
@@ -29,16 +30,7 @@ afterAll(async () => {
   await broker.exited;
 });
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 interface Seed {
   apiKey: number;
