@@ -112,6 +112,8 @@ export function reconcileScope(
 }
 
 export class PartitionManager {
+  /** ISR changes of partitions led here, within a leader epoch (counted as they are applied). */
+  readonly isrChanges = { shrinks: 0, expands: 0 };
   readonly #parts = new Map<string, PartitionState>();
   /** The partition numbers held here per topic name: a topic's changes touch only its own. */
   readonly #byTopic = new Map<string, Set<number>>();
@@ -442,6 +444,10 @@ export class PartitionManager {
         now: () => performance.now(),
         log: (msg, fields) => this.log.info(msg, fields),
         debug: (msg, fields) => this.log.debug(msg, fields),
+        onIsrChange: (_r, shrunk, expanded) => {
+          if (shrunk) this.isrChanges.shrinks++;
+          if (expanded) this.isrChanges.expands++;
+        },
       },
       this.#repl.checkpointedHw(t.name, p.partition),
     );

@@ -262,22 +262,18 @@ export class NotControllerError extends MetaError {
   }
 }
 
-/** ISR changes of partitions led here are sampled this often. */
-const ISR_SAMPLE_MS = 200;
 /** The longest a forwarded election may take. */
 const MAX_ELECTION_MS = 30_000;
 
 const admins = new WeakMap<PartitionManager, ReplicationAdmin>();
 
 export class ReplicationAdmin {
-  /** ISR changes of partitions led here (sampled): members left, members joined. */
-  readonly isr = { shrinks: 0, expands: 0 };
+  /** ISR changes of partitions led here: members left, members joined (counted as applied). */
+  get isr(): { shrinks: number; expands: number } {
+    return this.partitions.isrChanges;
+  }
   /** Leaders elected through ElectLeaders while this broker was the controller. */
   adminElections = 0;
-  readonly #seen = new WeakMap<
-    Replica,
-    { leaderEpoch: number; partitionEpoch: number; isr: number[] }
-  >();
 
   constructor(
     readonly partitions: PartitionManager,
@@ -287,7 +283,7 @@ export class ReplicationAdmin {
   ) {}
 
   /**
-   * Serves the cluster calls and samples ISR changes. The HTTP API and the Kafka handlers find it
+   * Serves the cluster calls. The HTTP API and the Kafka handlers find it
    * through the broker's PartitionManager (`ReplicationAdmin.of`).
    */
   static attach(
@@ -303,36 +299,11 @@ export class ReplicationAdmin {
       "electLeaders",
       async (_from, body) => ({ body: await a.#serveElect(body) }),
     );
-    // The timer holds the service weakly: it ends by itself once the broker is gone.
-    const ref = new WeakRef(a);
-    const timer = setInterval(() => {
-      const self = ref.deref();
-      if (self === undefined) clearInterval(timer);
-      else self.sampleIsr();
-    }, ISR_SAMPLE_MS);
-    (timer as { unref?: () => void }).unref?.();
     return a;
   }
 
   static of(partitions: PartitionManager): ReplicationAdmin | undefined {
     return admins.get(partitions);
-  }
-
-  /** Compare the ISR of each partition led here with the last sample (leader epoch by epoch). */
-  sampleIsr(): void {
-    for (const r of this.partitions.partitions()) {
-      if (!r.isLeader) {
-        this.#seen.delete(r);
-        continue;
-      }
-      const prev = this.#seen.get(r);
-      const now = { leaderEpoch: r.leaderEpoch, partitionEpoch: r.partitionEpoch, isr: r.isr };
-      this.#seen.set(r, now);
-      if (prev === undefined || prev.leaderEpoch !== r.leaderEpoch) continue;
-      if (prev.partitionEpoch === r.partitionEpoch) continue;
-      if (prev.isr.some((id) => !r.isr.includes(id))) this.isr.shrinks++;
-      if (r.isr.some((id) => !prev.isr.includes(id))) this.isr.expands++;
-    }
   }
 
   /** Controller counters plus this broker's ElectLeaders elections. */

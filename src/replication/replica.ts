@@ -44,6 +44,8 @@ export interface ReplicaHooks {
   now(): number;
   log: (msg: string, fields: Record<string, unknown>) => void;
   debug: (msg: string, fields: Record<string, unknown>) => void;
+  /** The ISR of a partition led here changed within one leader epoch (for the metrics). */
+  onIsrChange?: (r: Replica, shrunk: boolean, expanded: boolean) => void;
 }
 
 export class Replica {
@@ -121,6 +123,7 @@ export class Replica {
       return;
     }
     const newEpoch = a.leaderEpoch !== this.leaderEpoch;
+    const prevIsr = this.isr;
     this.leader = a.leader;
     this.leaderEpoch = a.leaderEpoch;
     this.partitionEpoch = a.partitionEpoch;
@@ -129,8 +132,13 @@ export class Replica {
     this.reassignment = a.reassignment ?? null;
     if (a.leader === this.nodeId && a.gated !== true) {
       if (newEpoch || this.#core === null) this.#becomeLeader();
-      else if (this.#core.onCommitted(a.partitionEpoch, a.isr, a.replicas)) this.#hwMoved();
-      else this.#releaseAcks(); // a shrink may let waiters finish (with AFTER_APPEND)
+      else {
+        const shrunk = prevIsr.some((id) => !a.isr.includes(id));
+        const expanded = a.isr.some((id) => !prevIsr.includes(id));
+        if (shrunk || expanded) this.hooks.onIsrChange?.(this, shrunk, expanded);
+        if (this.#core.onCommitted(a.partitionEpoch, a.isr, a.replicas)) this.#hwMoved();
+        else this.#releaseAcks(); // a shrink may let waiters finish (with AFTER_APPEND)
+      }
     } else if (this.#core !== null || newEpoch) {
       this.#becomeFollower();
     }

@@ -383,38 +383,6 @@ describe("followers' positions", () => {
   });
 });
 
-describe("ISR changes of partitions led here", () => {
-  test("a shrink and an expansion are counted once each; a new leader epoch starts afresh", () => {
-    const f = fake();
-    const r = replica({ logEnd: 0, now: 0, followers: [] }) as {
-      isr: number[];
-      partitionEpoch: number;
-      leaderEpoch: number;
-      isLeader: boolean;
-    };
-    f.replicas.push(r);
-    f.admin.sampleIsr(); // baseline
-    r.isr = [1, 2];
-    r.partitionEpoch = 2;
-    f.admin.sampleIsr();
-    expect(f.admin.isr).toEqual({ shrinks: 1, expands: 0 });
-    r.isr = [1, 2, 3];
-    r.partitionEpoch = 3;
-    f.admin.sampleIsr();
-    f.admin.sampleIsr(); // nothing new
-    expect(f.admin.isr).toEqual({ shrinks: 1, expands: 1 });
-    // Leadership moved away and back (new epoch): a baseline, not a change.
-    r.isLeader = false;
-    f.admin.sampleIsr();
-    r.isLeader = true;
-    r.leaderEpoch = 2;
-    r.isr = [1];
-    r.partitionEpoch = 5;
-    f.admin.sampleIsr();
-    expect(f.admin.isr).toEqual({ shrinks: 1, expands: 1 });
-  });
-});
-
 describe("collected counters", () => {
   test("render with the counter type", () => {
     const m = new Metrics();

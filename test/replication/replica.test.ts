@@ -10,6 +10,7 @@ async function replica(a: Partial<ReplicaAssignment> = {}, now = { t: 0 }) {
   const store = new MemoryLogStore();
   const log = await store.openLog({ topic: "t", partition: 0, topicId: "id" });
   const proposals: IsrProposal[] = [];
+  const isrChanges: [boolean, boolean][] = [];
   let wakes = 0;
   const r = new Replica(
     "t",
@@ -33,14 +34,30 @@ async function replica(a: Partial<ReplicaAssignment> = {}, now = { t: 0 }) {
       now: () => now.t,
       log: () => {},
       debug: () => {},
+      onIsrChange: (_r, shrunk, expanded) => isrChanges.push([shrunk, expanded]),
     },
   );
-  return { r, log, proposals, wakes: () => wakes, now };
+  return { r, log, proposals, wakes: () => wakes, now, isrChanges };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 describe("Replica", () => {
+  test("ISR changes of a partition led here are reported as applied, within one leader epoch", async () => {
+    const { r, isrChanges } = await replica();
+    const at = (partitionEpoch: number, isr: number[], leaderEpoch = 3, leader = 1) =>
+      r.update({ leader, leaderEpoch, partitionEpoch, replicas: [1, 2, 3], isr }, 2);
+    at(6, [1, 2]); // 3 left
+    at(7, [1, 2, 3]); // 3 back
+    at(7, [1, 2]); // stale: ignored
+    at(8, [1, 2]); // 3 left again
+    at(9, [1, 3]); // one left, one joined
+    expect(isrChanges).toEqual([[true, false], [false, true], [true, false], [true, true]]);
+    at(1, [1], 4); // a new leader epoch starts afresh: no change counted
+    at(1, [2, 3], 5, 2); // led elsewhere: not counted here
+    expect(isrChanges.length).toBe(4);
+  });
+
   test("a leader records its epoch at the log end before writing, and readers see only the HW", async () => {
     const { r, log } = await replica();
     expect(r.isLeader).toBe(true);
