@@ -372,18 +372,12 @@ export class Segment {
       }
       if (last >= upper) {
         if (first >= 0) break;
-        // Nothing to serve yet, unless the header lies: a last offset past this segment's end,
-        // or bytes that fail their CRC, are damage (a flipped lastOffsetDelta would otherwise
-        // read as "no data yet" below the log end, and a consumer would wait there for ever).
+        // Nothing to serve yet, unless the header lies: a last offset past this segment's end is
+        // damage (a flipped lastOffsetDelta would otherwise read as "no data yet" below the log
+        // end, for ever). One inside the segment is served, and CRC-checked, once the bound
+        // passes it: no CRC here, where every fetch waiting at the high watermark would pay it.
         if (last < base || last >= this.nextOffset) {
           throw this.damaged(pos + p, base, "a last offset outside the segment");
-        }
-        if (p + size > view.length) {
-          view = widen(p + size);
-          dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
-        }
-        if (computeBatchCrc(view, p, size) !== dv.getUint32(p + 17)) {
-          throw this.damaged(pos + p, base, "a CRC-32C mismatch");
         }
         break;
       }
