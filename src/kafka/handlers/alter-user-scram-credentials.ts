@@ -3,16 +3,15 @@
 // derived from them. Answered per user: a user with any refused change (unknown mechanism,
 // iterations out of range, the same mechanism twice, a missing credential to delete) has none of
 // its changes applied, as in Kafka.
-import { ApiKey, ErrorCode, type Struct } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  num,
-  type RequestContext,
-  str,
-} from "../context.ts";
+  type AlterUserScramCredentialsRequest,
+  type AlterUserScramCredentialsRequestDeletions,
+  type AlterUserScramCredentialsRequestUpsertions,
+  type AlterUserScramCredentialsResponse,
+  ApiKey,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import {
   credentialFromSalted,
@@ -32,31 +31,32 @@ interface Refusal {
   errorMessage: string;
 }
 
-/** Whether one change can be made; what it is if so. */
-function change(o: Struct, upsert: boolean): Change | Refusal {
-  const mechanism = mechanismOfCode(num(o.mechanism, -1));
+type Deletion = AlterUserScramCredentialsRequestDeletions;
+type Upsertion = AlterUserScramCredentialsRequestUpsertions;
+
+/** Whether one change can be made (`up`: the upsertion, null for a deletion); what it is if so. */
+function change(o: Deletion, up: Upsertion | null): Change | Refusal {
+  const mechanism = mechanismOfCode(o.mechanism);
   if (mechanism === undefined) {
     return {
       errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM,
       errorMessage: "Unknown SCRAM mechanism",
     };
   }
-  if (str(o.name) === "") {
+  if (o.name === "") {
     return {
       errorCode: ErrorCode.UNACCEPTABLE_CREDENTIAL,
       errorMessage: "Username must not be empty",
     };
   }
-  if (!upsert) return { kind: "delete", mechanism };
-  const iterations = num(o.iterations);
+  if (up === null) return { kind: "delete", mechanism };
+  const { iterations, salt, saltedPassword: salted } = up;
   if (iterations < MIN_ITERATIONS) {
     return { errorCode: ErrorCode.UNACCEPTABLE_CREDENTIAL, errorMessage: "Too few iterations" };
   }
   if (iterations > MAX_ITERATIONS) {
     return { errorCode: ErrorCode.UNACCEPTABLE_CREDENTIAL, errorMessage: "Too many iterations" };
   }
-  const salt = o.salt instanceof Uint8Array ? o.salt : new Uint8Array(0);
-  const salted = o.saltedPassword instanceof Uint8Array ? o.saltedPassword : new Uint8Array(0);
   if (salt.length === 0 || salt.length > 1024 || salted.length === 0 || salted.length > 1024) {
     return {
       errorCode: ErrorCode.UNACCEPTABLE_CREDENTIAL,
@@ -71,25 +71,24 @@ function change(o: Struct, upsert: boolean): Change | Refusal {
 
 export async function alterUserScramCredentials(
   ctx: KafkaContext,
-  req: RequestContext,
-) {
+  req: RequestContext<AlterUserScramCredentialsRequest>,
+): Promise<AlterUserScramCredentialsResponse> {
   const byUser = new Map<string, (Change | Refusal)[]>();
-  const mechanismsOf = new Map<string, Set<string>>();
+  const mechanismsOf = new Map<string, Set<number>>();
   const duplicate = new Set<string>();
-  const ops: [Struct, boolean][] = [
-    ...arr(req.body.deletions).map((o): [Struct, boolean] => [o, false]),
-    ...arr(req.body.upsertions).map((o): [Struct, boolean] => [o, true]),
+  const ops: [Deletion, Upsertion | null][] = [
+    ...req.body.deletions.map((o): [Deletion, null] => [o, null]),
+    ...req.body.upsertions.map((o): [Upsertion, Upsertion] => [o, o]),
   ];
-  for (const [o, upsert] of ops) {
-    const user = str(o.name);
-    const seen = mechanismsOf.get(user) ?? new Set();
-    const m = String(num(o.mechanism, -1));
-    if (seen.has(m)) duplicate.add(user);
-    seen.add(m);
+  for (const [o, up] of ops) {
+    const user = o.name;
+    const seen = mechanismsOf.get(user) ?? new Set<number>();
+    if (seen.has(o.mechanism)) duplicate.add(user);
+    seen.add(o.mechanism);
     mechanismsOf.set(user, seen);
-    byUser.set(user, [...(byUser.get(user) ?? []), change(o, upsert)]);
+    byUser.set(user, [...(byUser.get(user) ?? []), change(o, up)]);
   }
-  const results = [];
+  const results: AlterUserScramCredentialsResponse["results"][number][] = [];
   for (const [user, changes] of byUser) {
     if (duplicate.has(user)) {
       results.push({

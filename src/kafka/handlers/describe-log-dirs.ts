@@ -3,8 +3,12 @@
 // sizes. Partitions asked for that are not held here are left out, as Kafka does.
 import { statfsSync } from "node:fs";
 import { resolve } from "node:path";
-import { ApiKey } from "../../protocol/kafka/index.ts";
-import { type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type DescribeLogDirsRequest,
+  type DescribeLogDirsResponse,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import type { PartitionState } from "../../core/partition-manager.ts";
 
@@ -20,19 +24,21 @@ export function diskBytes(dir: string | undefined): { total: number; usable: num
 }
 
 /** The topics and partitions asked for (null: every one held here). */
-function wanted(body: Record<string, unknown>): Map<string, Set<number>> | null {
-  if (!Array.isArray(body.topics)) return null;
+function wanted(body: DescribeLogDirsRequest): Map<string, Set<number>> | null {
+  if (body.topics === null) return null;
   const out = new Map<string, Set<number>>();
-  for (const t of body.topics as Record<string, unknown>[]) {
-    const ps = Array.isArray(t.partitions) ? t.partitions as unknown[] : [];
-    const set = out.get(str(t.topic)) ?? new Set<number>();
-    for (const p of ps) set.add(num(p, -1));
-    out.set(str(t.topic), set);
+  for (const t of body.topics) {
+    const set = out.get(t.topic) ?? new Set<number>();
+    for (const p of t.partitions) set.add(p);
+    out.set(t.topic, set);
   }
   return out;
 }
 
-export function describeLogDirs(ctx: KafkaContext, req: RequestContext) {
+export function describeLogDirs(
+  ctx: KafkaContext,
+  req: RequestContext<DescribeLogDirsRequest>,
+): DescribeLogDirsResponse {
   const want = wanted(req.body);
   const byTopic = new Map<string, PartitionState[]>();
   for (const st of ctx.partitions.partitions()) {

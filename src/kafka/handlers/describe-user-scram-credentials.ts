@@ -1,19 +1,27 @@
 // DescribeUserScramCredentials (KIP-554): each user's SCRAM mechanisms and iterations (never
 // salts or keys). No users named (null or empty): every user with a credential.
-import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
-import { arr, type KafkaContext, type RequestContext, str } from "../context.ts";
+import {
+  ApiKey,
+  type DescribeUserScramCredentialsRequest,
+  type DescribeUserScramCredentialsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { mechanismCode } from "../sasl/scram.ts";
 
-export function describeUserScramCredentials(ctx: KafkaContext, req: RequestContext) {
+export function describeUserScramCredentials(
+  ctx: KafkaContext,
+  req: RequestContext<DescribeUserScramCredentialsRequest>,
+): DescribeUserScramCredentialsResponse {
   const by = new Map<string, { mechanism: number; iterations: number }[]>();
   for (const c of ctx.meta.listScramCredentials()) {
     const list = by.get(c.user) ?? [];
     list.push({ mechanism: mechanismCode(c.mechanism), iterations: c.iterations });
     by.set(c.user, list);
   }
-  const named = arr(req.body.users).map((u) => str(u.name));
-  let results;
+  const named = (req.body.users ?? []).map((u) => u.name);
+  let results: DescribeUserScramCredentialsResponse["results"];
   if (named.length === 0) {
     results = [...by].map(([user, credentialInfos]) => ({
       user,
