@@ -2,19 +2,21 @@
 // ones go through the metadata log together (a binding that exists already is left as it is).
 // Served whether or not --authorizer acl enforces them, so ACLs can be set up before enforcing.
 import { validateBinding } from "../../acl/authorizer.ts";
-import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  type RequestContext,
-} from "../context.ts";
+  ApiKey,
+  type CreateAclsRequest,
+  type CreateAclsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { bindingOf } from "./shared/acls.ts";
 
-export async function createAcls(ctx: KafkaContext, req: RequestContext) {
-  const wanted = arr(req.body.creations).map((c) => bindingOf(c));
+export async function createAcls(
+  ctx: KafkaContext,
+  req: RequestContext<CreateAclsRequest>,
+): Promise<CreateAclsResponse> {
+  const wanted = req.body.creations.map((c) => bindingOf(c));
   const problems = wanted.map((b) => validateBinding(b));
   const valid = wanted.filter((_, i) => problems[i] === null);
   let failure: { errorCode: number; errorMessage: string } | null = null;

@@ -1,19 +1,21 @@
 // DeleteAcls (31): each filter answers with the bindings it matched (and deleted). Invalid
 // filters answer INVALID_REQUEST alone; the valid ones go through the metadata log together.
 import { type AclBinding, validateFilter } from "../../acl/authorizer.ts";
-import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
 import {
-  arr,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  type RequestContext,
-} from "../context.ts";
+  ApiKey,
+  type DeleteAclsRequest,
+  type DeleteAclsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { filterOf } from "./shared/acls.ts";
 
-export async function deleteAcls(ctx: KafkaContext, req: RequestContext) {
-  const filters = arr(req.body.filters).map((f) => filterOf(f));
+export async function deleteAcls(
+  ctx: KafkaContext,
+  req: RequestContext<DeleteAclsRequest>,
+): Promise<DeleteAclsResponse> {
+  const filters = req.body.filters.map((f) => filterOf(f));
   const problems = filters.map((f) => validateFilter(f));
   const valid = filters.filter((_, i) => problems[i] === null);
   let matched: AclBinding[][] = [];

@@ -1,13 +1,21 @@
 // DescribeAcls (29): the bindings one filter selects, grouped by resource pattern as Kafka
 // answers them. Before v1 a filter's pattern type is LITERAL (the schema's default).
 import { type AclBinding, validateFilter } from "../../acl/authorizer.ts";
-import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
+import {
+  ApiKey,
+  type DescribeAclsRequest,
+  type DescribeAclsResponse,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { filterOf } from "./shared/acls.ts";
 import { filterMatches } from "../../acl/authorizer.ts";
 
-export function describeAcls(ctx: KafkaContext, req: RequestContext) {
+export function describeAcls(
+  ctx: KafkaContext,
+  req: RequestContext<DescribeAclsRequest>,
+): DescribeAclsResponse {
   const filter = filterOf(req.body);
   const why = validateFilter(filter);
   if (why !== null) {

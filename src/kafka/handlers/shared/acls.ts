@@ -1,32 +1,34 @@
 // Reading ACL bindings and filters off CreateAcls/DescribeAcls/DeleteAcls bodies, shared by the
 // three handlers. Values are the wire's numbers, validated by src/acl/authorizer.ts.
 import type { AclBinding, AclFilter } from "../../../acl/authorizer.ts";
-import { nstr, num, str } from "../../context.ts";
-
-type Body = Record<string, unknown>;
+import type {
+  CreateAclsRequestCreations,
+  DeleteAclsRequestFilters,
+  DescribeAclsRequest,
+} from "../../../protocol/kafka/index.ts";
 
 /** A CreateAcls creation as a binding (not yet validated). */
-export function bindingOf(c: Body): AclBinding {
+export function bindingOf(c: CreateAclsRequestCreations): AclBinding {
   return {
-    resourceType: num(c.resourceType),
-    resourceName: str(c.resourceName),
-    patternType: num(c.resourcePatternType, 3),
-    principal: str(c.principal),
-    host: str(c.host),
-    operation: num(c.operation),
-    permission: num(c.permissionType),
+    resourceType: c.resourceType,
+    resourceName: c.resourceName,
+    patternType: c.resourcePatternType,
+    principal: c.principal,
+    host: c.host,
+    operation: c.operation,
+    permission: c.permissionType,
   } as AclBinding;
 }
 
 /** A DescribeAcls body or a DeleteAcls filter as a filter (not yet validated). */
-export function filterOf(f: Body): AclFilter {
+export function filterOf(f: DescribeAclsRequest | DeleteAclsRequestFilters): AclFilter {
   return {
-    resourceType: num(f.resourceTypeFilter),
-    resourceName: nstr(f.resourceNameFilter),
-    patternType: num(f.patternTypeFilter, 3),
-    principal: nstr(f.principalFilter),
-    host: nstr(f.hostFilter),
-    operation: num(f.operation),
-    permission: num(f.permissionType),
+    resourceType: f.resourceTypeFilter,
+    resourceName: f.resourceNameFilter,
+    patternType: f.patternTypeFilter,
+    principal: f.principalFilter,
+    host: f.hostFilter,
+    operation: f.operation,
+    permission: f.permissionType,
   } as AclFilter;
 }
