@@ -2,30 +2,24 @@
 // replicas) for named partitions, as kafka-reassign-partitions and kafkajs'
 // admin.alterPartitionReassignments send it. The controller decides (ReassignmentAdmin passes
 // the request on from any broker); each partition is answered with its own error code.
-import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
+import {
+  type AlterPartitionReassignmentsRequest,
+  type AlterPartitionReassignmentsResponse,
+  ApiKey,
+  ErrorCode,
+} from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 import { ReassignmentAdmin } from "../../core/reassignment-admin.ts";
 import { MAX_REASSIGN_PARTITIONS, type ReassignItem } from "../../replication/reassign-requests.ts";
-import {
-  arr,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  num,
-  type RequestContext,
-  str,
-} from "../context.ts";
+import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
 
-interface PartitionAnswer {
-  partitionIndex: number;
-  errorCode: number;
-  errorMessage: string | null;
-}
+type Response = AlterPartitionReassignmentsResponse;
+type PartitionAnswer = Response["responses"][number]["partitions"][number];
 
 function answer(
   items: readonly ReassignItem[],
   codes: readonly { errorCode: number; message: string | null }[],
-) {
+): Response["responses"] {
   const byTopic = new Map<string, PartitionAnswer[]>();
   items.forEach((it, i) => {
     let list = byTopic.get(it.topic);
@@ -39,19 +33,17 @@ function answer(
   return [...byTopic].map(([name, partitions]) => ({ name, partitions }));
 }
 
-async function alterPartitionReassignments(ctx: KafkaContext, req: RequestContext) {
+async function alterPartitionReassignments(
+  ctx: KafkaContext,
+  req: RequestContext<AlterPartitionReassignmentsRequest>,
+): Promise<Response> {
   const items: ReassignItem[] = [];
-  for (const t of arr(req.body.topics)) {
-    for (const p of arr(t.partitions)) {
-      const replicas = p.replicas;
-      items.push({
-        topic: str(t.name),
-        partition: num(p.partitionIndex),
-        target: Array.isArray(replicas) ? (replicas as unknown[]).map((x) => num(x, -1)) : null,
-      });
+  for (const t of req.body.topics) {
+    for (const p of t.partitions) {
+      items.push({ topic: t.name, partition: p.partitionIndex, target: p.replicas });
     }
   }
-  const fail = (errorCode: number, message: string) => ({
+  const fail = (errorCode: number, message: string): Response => ({
     throttleTimeMs: 0,
     errorCode,
     errorMessage: message,

@@ -1,28 +1,28 @@
 // ListPartitionReassignments (46, KIP-455): the partitions moving now (all, or the named ones),
 // with their replicas (original ∪ target while copying), adding and removing replicas, from the
 // committed metadata this broker has applied.
-import { ApiKey } from "../../protocol/kafka/index.ts";
+import {
+  ApiKey,
+  type ListPartitionReassignmentsRequest,
+  type ListPartitionReassignmentsResponse,
+} from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 import { ReassignmentAdmin } from "../../core/reassignment-admin.ts";
-import { arr, type KafkaContext, num, type RequestContext, str } from "../context.ts";
+import type { KafkaContext, RequestContext } from "../context.ts";
 
-interface Listed {
-  partitionIndex: number;
-  replicas: number[];
-  addingReplicas: number[];
-  removingReplicas: number[];
-}
+type Response = ListPartitionReassignmentsResponse;
+type Listed = Response["topics"][number]["partitions"][number];
 
-function listPartitionReassignments(ctx: KafkaContext, req: RequestContext) {
+function listPartitionReassignments(
+  ctx: KafkaContext,
+  req: RequestContext<ListPartitionReassignmentsRequest>,
+): Response {
   const admin = ReassignmentAdmin.of(ctx.meta);
   const moving = admin?.moving() ?? [];
   let wanted: Map<string, Set<number>> | null = null;
-  if (Array.isArray(req.body.topics)) {
+  if (req.body.topics !== null) {
     wanted = new Map();
-    for (const t of arr(req.body.topics)) {
-      const ps = Array.isArray(t.partitionIndexes) ? t.partitionIndexes as unknown[] : [];
-      wanted.set(str(t.name), new Set(ps.map((p) => num(p, -1))));
-    }
+    for (const t of req.body.topics) wanted.set(t.name, new Set(t.partitionIndexes));
   }
   const byTopic = new Map<string, Listed[]>();
   for (const m of moving) {
