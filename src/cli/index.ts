@@ -7,6 +7,7 @@ import { consumeCommand } from "./consume.ts";
 import { groupCommands } from "./group.ts";
 import { clusterCommands } from "./cluster.ts";
 import { reassignCommands } from "./reassign.ts";
+import { rebalanceCommands } from "./rebalance.ts";
 import { userCommands } from "./user.ts";
 import { completionCommand } from "./completion.ts";
 import { closest, didYouMean } from "./suggest.ts";
@@ -17,6 +18,7 @@ export const COMMANDS: Command[] = [
   consumeCommand,
   ...groupCommands,
   ...clusterCommands,
+  ...rebalanceCommands,
   ...reassignCommands,
   ...userCommands,
   completionCommand,

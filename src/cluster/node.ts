@@ -786,15 +786,21 @@ export class ClusterService {
   async leave(): Promise<void> {
     const raft = this.#raft;
     if (raft && raft.node.role === "leader" && raft.node.config.voters.length > 1) {
-      if (raft.transferLeadership()) {
-        const until = now() + raft.node.opts.electionMs;
-        while (raft.node.role === "leader" && now() < until) await sleep(20);
-      }
+      await this.#handOff();
     }
     if (this.#swim && !this.#closed) {
       this.#swimOutput(this.#swim.leave(now()));
       await sleep(50);
     }
+  }
+
+  /** Leader only: hands Raft leadership to another voter; true once this one no longer leads. */
+  async #handOff(): Promise<boolean> {
+    const raft = this.#raft!;
+    if (!raft.transferLeadership()) return false;
+    const until = now() + raft.node.opts.electionMs;
+    while (raft.node.role === "leader" && now() < until) await sleep(20);
+    return raft.node.role !== "leader";
   }
 
   /** Closes the port and raft.db (after MetadataStore.close closed the Raft log). */
@@ -1049,9 +1055,15 @@ export class ClusterService {
     // Idempotent: a broker that is not (or no longer) a member is simply reported so.
     if (!isMember()) return quorum(false);
     if (id === this.nodeId) {
+      // Forced (a decommission of a live broker): leadership goes to another voter first, which
+      // then removes this one; unforced, the operator is told how.
+      if (force && raft.node.config.voters.length > 1 && await this.#handOff()) {
+        return await this.#forward("removeNode", { nodeId: id, force });
+      }
       throw new Error(
         `broker ${id} leads the metadata quorum and cannot remove itself; stop it (leadership ` +
-          "moves to another voter) and ask again",
+          "moves to another voter) and ask again, or force the removal (leadership is handed " +
+          "to another voter first)",
       );
     }
     if (!force && this.#net.peerConnected(id)) {

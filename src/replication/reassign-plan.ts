@@ -146,6 +146,27 @@ export function proposeAssignment(
     rest.sort((a, b) => order(s.p.replicas, a) - order(s.p.replicas, b));
     s.replicas = [first, ...rest];
   }
+  // The greedy pass can leave a broker leading two more than another (the current first replicas
+  // it kept came first): hand a partition's first place to a less-leading replica of it until
+  // no such pair is left. Only the order changes: nothing more is copied.
+  for (let guard = 0; guard < sets.length * bs.length; guard++) {
+    let moved = false;
+    for (const hi of [...bs].sort((a, b) => leads.get(b)! - leads.get(a)! || a - b)) {
+      for (const s of sets) {
+        if (s.replicas[0] !== hi) continue;
+        const lo = s.replicas.slice(1).filter((id) => leads.get(id)! <= leads.get(hi)! - 2)
+          .sort((a, b) => leads.get(a)! - leads.get(b)! || a - b)[0];
+        if (lo === undefined) continue;
+        s.replicas = [lo, ...s.replicas.filter((id) => id !== lo)];
+        leads.set(hi, leads.get(hi)! - 1);
+        leads.set(lo, leads.get(lo)! + 1);
+        moved = true;
+        break;
+      }
+      if (moved) break;
+    }
+    if (!moved) break;
+  }
   return sets.map((s) => ({ topic: s.p.topic, partition: s.p.partition, replicas: s.replicas }));
 }
 

@@ -292,6 +292,26 @@ describe("proposeAssignment", () => {
     expect(Math.max(...leaders.values())).toBeLessThanOrEqual(2);
   });
 
+  test("preferred leaders end within one of each other (a fourth broker after 19 partitions)", () => {
+    // The shape seen on real processes: 16 empty partitions rotating [1,2,3], [2,1,3], [3,1,2]
+    // and 3 larger ones; the greedy pass alone left leaders at 6, 5, 5, 3.
+    const rot = [[1, 2, 3], [2, 1, 3], [3, 1, 2]];
+    const parts = [
+      ...topic(16, (i) => rot[i % 3]).map((p) => ({ ...p, topic: "o", sizeBytes: 0 })),
+      ...[[2, 1, 3], [3, 2, 1], [1, 3, 2]].map((replicas, i) => ({
+        topic: "t",
+        partition: i,
+        replicas,
+        sizeBytes: 14_000,
+      })),
+    ];
+    const out = proposeAssignment(parts, [1, 2, 3, 4]);
+    const leaders = new Map([1, 2, 3, 4].map((id) => [id, 0]));
+    for (const p of out) leaders.set(p.replicas[0], leaders.get(p.replicas[0])! + 1);
+    expect(Math.max(...leaders.values()) - Math.min(...leaders.values())).toBeLessThanOrEqual(1);
+    for (const p of out) expect(new Set(p.replicas).size).toBe(3);
+  });
+
   test("decommission: nothing stays on a broker outside the list", () => {
     const parts = topic(8, (i) => [1 + (i % 4), 1 + ((i + 1) % 4), 1 + ((i + 2) % 4)]);
     const out = proposeAssignment(parts, [1, 2, 3]);

@@ -1,0 +1,211 @@
+// Cluster expansion and decommission with the operator commands, on real processes (issue 15's
+// introduction: brokers 101, 102, 103 serve a topic under idempotent acks=all load; 104 joins).
+// `broker cluster rebalance --dry-run` prints a plan and changes nothing; `broker cluster
+// rebalance` gives 104 its share of replicas and leaderships; `broker cluster decommission` of
+// the metadata leader (the controller: the hardest case) moves every replica and leadership off
+// it, hands the Raft leadership on, takes it out of the voters (104 is promoted in its place),
+// and says it can be stopped; stopped, the cluster carries on. After each step every
+// acknowledged record is read back exactly once, at its offset, from every replica.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { brokerCommand } from "../helpers/broker-process.ts";
+import {
+  Checker,
+  Cluster,
+  getJson,
+  KafkajsLoad,
+  Ledger,
+  PARTITIONS,
+  TOPIC,
+  waitFor,
+} from "../helpers/replication-harness.ts";
+
+const cluster = new Cluster();
+const ledger = new Ledger();
+const checker = new Checker(cluster, ledger);
+const kload = new KafkajsLoad(cluster, ledger);
+
+interface ClusterJson {
+  controller: number;
+  quorum: { voters: number[]; learners: number[]; leader: number };
+}
+
+interface TopicJson {
+  partitions: { partition: number; leader: number; replicas: number[]; isr: number[] }[];
+}
+
+/** The CLI against a running broker (async: the load runs in this process). */
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const server = cluster.running().map((n) => n.httpAddr!).join(",");
+  const p = Bun.spawn([...brokerCommand(), ...args, "--server", server], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { code, out, err };
+}
+
+/** GET from a running broker (not `except`: a broker out of the quorum has a stale view). */
+async function get<T>(path: string, except?: number): Promise<T> {
+  for (const n of cluster.running()) {
+    if (n.id === except) continue;
+    const v = await getJson(`http://${n.httpAddr}${path}`, 5000);
+    if (v !== undefined) return v as T;
+  }
+  throw new Error(`GET ${path}: no broker answered`);
+}
+
+/** Every partition of every topic (internal ones too): replicas and leader. */
+async function assignment(): Promise<Map<string, TopicJson["partitions"][number]>> {
+  const m = new Map<string, TopicJson["partitions"][number]>();
+  const ts = await get<{ name: string }[]>("/topics?internal=true");
+  for (const t of ts) {
+    for (const p of (await get<TopicJson>(`/topics/${t.name}`)).partitions) {
+      m.set(`${t.name}-${p.partition}`, p);
+    }
+  }
+  return m;
+}
+
+function counts(a: Map<string, { replicas: number[]; leader: number }>, ids: number[]) {
+  const replicas = new Map(ids.map((id) => [id, 0]));
+  const leaders = new Map(ids.map((id) => [id, 0]));
+  for (const p of a.values()) {
+    for (const r of p.replicas) replicas.set(r, (replicas.get(r) ?? 0) + 1);
+    leaders.set(p.leader, (leaders.get(p.leader) ?? 0) + 1);
+  }
+  return { replicas, leaders };
+}
+
+async function noLoss(scenario: string): Promise<void> {
+  const f = await checker.check(scenario);
+  expect(f.lost).toBe(0);
+  expect(f.duplicated).toBe(0);
+  expect(f.acknowledged).toBeGreaterThan(0);
+  expect(ledger.violations).toEqual([]);
+}
+
+beforeAll(async () => {
+  await cluster.start(101);
+  await Promise.all([cluster.start(102), cluster.start(103)]);
+  await waitFor("a topic with 3 replicas", 20_000, async () => {
+    const n = cluster.running()[0];
+    const r = await fetch(`http://${n.httpAddr}/topics`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        name: TOPIC,
+        partitions: PARTITIONS,
+        replication_factor: 3,
+        configs: { "min.insync.replicas": "2" },
+      }),
+    }).catch(() => undefined);
+    return r !== undefined && (r.status === 201 || r.status === 409) ? true : undefined;
+  });
+  await cluster.fullIsr(20_000);
+  kload.start();
+}, 60_000);
+
+afterAll(async () => {
+  await kload.stop().catch(() => {});
+  cluster.killAll();
+});
+
+test("cluster rebalance: a dry run changes nothing, then broker 104 takes its share", async () => {
+  await cluster.start(104);
+  await Bun.sleep(1000); // some data to copy
+  const before = await assignment();
+  const ids = [101, 102, 103, 104];
+  expect(counts(before, ids).replicas.get(104)).toBe(0);
+
+  const dry = await cli("cluster", "rebalance", "--dry-run");
+  expect(dry.err).toBe("");
+  expect(dry.code).toBe(0);
+  expect(dry.out).toMatch(/\d+ partition\(s\) move, copying about/);
+  expect(dry.out).toMatch(/BROKER\s+REPLICAS\s+AFTER\s+LEADERS\s+AFTER/);
+  expect(dry.out).toContain("Dry run: nothing changed.");
+  const plan = JSON.parse((await cli("cluster", "rebalance", "--dry-run", "--json")).out) as {
+    moves: { topic: string; partition: number; to: number[] }[];
+    brokers: { broker: number; replicas_after: number; leaders_after: number }[];
+  };
+  expect(plan.moves.length).toBeGreaterThan(0);
+  expect(plan.moves.every((m) => new Set(m.to).size === m.to.length)).toBe(true);
+  // Nothing moved: the dry run only read.
+  expect((await get<{ partitions: unknown[] }>("/reassignments")).partitions).toEqual([]);
+  const still = await assignment();
+  for (const [k, p] of before) expect(still.get(k)?.replicas).toEqual(p.replicas);
+
+  const run = await cli("cluster", "rebalance");
+  expect(run.err).toBe("");
+  expect(run.code).toBe(0);
+  expect(run.out).toMatch(/Done: \d+ partition\(s\) moved, \d+ leader\(s\) moved/);
+  const after = await assignment();
+  const c = counts(after, ids);
+  // Replicas within one of each other; leaders within one of each other (all in sync by now).
+  const rs = ids.map((id) => c.replicas.get(id)!);
+  expect(Math.max(...rs) - Math.min(...rs)).toBeLessThanOrEqual(1);
+  const ls = ids.map((id) => c.leaders.get(id) ?? 0);
+  expect(Math.max(...ls) - Math.min(...ls)).toBeLessThanOrEqual(1);
+  // What the dry run proposed is what happened.
+  for (const m of plan.moves) {
+    expect(after.get(`${m.topic}-${m.partition}`)?.replicas).toEqual(m.to);
+  }
+  expect((await get<{ partitions: unknown[] }>("/reassignments")).partitions).toEqual([]);
+  await cluster.fullIsr(30_000);
+  await noLoss("rebalance onto 104");
+}, 120_000);
+
+test("cluster decommission of the controller: drained, out of the voters, stopped", async () => {
+  const c0 = await get<ClusterJson>("/cluster");
+  const victim = c0.quorum.leader;
+  expect([101, 102, 103]).toContain(victim);
+  expect(c0.quorum.voters).toContain(victim);
+  expect(c0.quorum.learners).toEqual([104]);
+
+  const dry = await cli("cluster", "decommission", String(victim), "--dry-run");
+  expect(dry.code).toBe(0);
+  expect(dry.out).toContain(`Then broker ${victim} leaves the metadata voters`);
+  expect(dry.out).toContain("a caught-up learner (of [104]) is promoted");
+  expect((await get<ClusterJson>("/cluster")).quorum.voters).toContain(victim);
+
+  const run = await cli("cluster", "decommission", String(victim));
+  expect(run.err).toBe("");
+  expect(run.code).toBe(0);
+  expect(run.out).toContain(`Broker ${victim} holds no replica and leads no partition.`);
+  expect(run.out).toContain(`Removed broker ${victim} from the metadata quorum`);
+  expect(run.out).toContain(`Broker ${victim} can be stopped now.`);
+  const a = await assignment();
+  for (const [k, p] of a) {
+    expect({ k, on: p.replicas.includes(victim) }).toEqual({ k, on: false });
+    expect(p.leader).not.toBe(victim);
+  }
+  const q = (await get<ClusterJson>("/cluster", victim)).quorum;
+  expect(q.voters).not.toContain(victim);
+  expect([...q.voters].sort()).toEqual([101, 102, 103, 104].filter((id) => id !== victim));
+  expect(q.leader).not.toBe(victim);
+
+  // Its logs are gone: it saw it is no replica any more.
+  const dir = cluster.nodes.get(victim)!.dataDir;
+  for (let p = 0; p < PARTITIONS; p++) {
+    await waitFor(
+      `${TOPIC}-${p}'s log gone from broker ${victim}`,
+      10_000,
+      () => !existsSync(join(dir, "logs", `${TOPIC}-${p}`)) || undefined,
+    );
+  }
+  // Stopped, as it said it could be: the cluster carries on, the load with it.
+  expect(await cluster.terminate(victim)).toBe(0);
+  const acked = ledger.acked.size;
+  await waitFor(
+    "acknowledged writes after the stop",
+    20_000,
+    () => ledger.acked.size > acked + 20 || undefined,
+  );
+  await noLoss("decommissioned controller stopped");
+  expect(cluster.crashes).toEqual([]);
+}, 150_000);
