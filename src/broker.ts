@@ -39,7 +39,7 @@ import type { BrokerSetting, KafkaContext } from "./kafka/context.ts";
 import { localGroups } from "./http/groups.ts";
 import { ClusterService } from "./cluster/node.ts";
 import { RemotePartitions } from "./cluster/remote-partitions.ts";
-import { ControllerService } from "./replication/controller-service.ts";
+import { ControllerService, MAX_UNCLEAN_LOGS } from "./replication/controller-service.ts";
 import { ReassignmentAdmin } from "./core/reassignment-admin.ts";
 import { ReplicaManager } from "./replication/replica-manager.ts";
 import { SessionClient } from "./replication/session-client.ts";
@@ -428,6 +428,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       host: kafkaAddr.host,
       kafkaPort: kafkaAddr.port,
       httpPort: server.port ?? cfg.httpAddr.port,
+      uncleanLogs: partitions.uncleanLogs(MAX_UNCLEAN_LOGS),
     });
     // Runs early on shutdown: leadership moves away before anything closes.
     cleanups.push(() => cluster.leave());

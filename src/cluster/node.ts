@@ -227,7 +227,7 @@ export class ClusterService {
   >();
   readonly #peerClosed: ((id: number) => void)[] = [];
   #authWarnedAt = -Infinity;
-  #beforeRegister: ((nodeId: number) => Promise<void>) | undefined;
+  #beforeRegister: ((nodeId: number, body: Record<string, unknown>) => Promise<void>) | undefined;
   #savedIncarnation = 0;
   #lastRole = "";
   #closed = false;
@@ -472,8 +472,11 @@ export class ClusterService {
     }
   }
 
-  /** The controller's step before a registration is appended (fence the old incarnation). */
-  onBeforeRegister(fn: (nodeId: number) => Promise<void>): void {
+  /**
+   * The controller's step before a registration is appended (fence the old incarnation), given
+   * the register call's body (unvalidated: what the broker says of its logs).
+   */
+  onBeforeRegister(fn: (nodeId: number, body: Record<string, unknown>) => Promise<void>): void {
     this.#beforeRegister = fn;
   }
 
@@ -685,6 +688,12 @@ export class ClusterService {
     kafkaPort: number;
     httpPort: number;
     rack?: string | null;
+    /**
+     * Single-replica partitions held here whose logs did not reopen clean ("topicId:partition"),
+     * null when not known: the controller keeps this broker leading the others (controller-service
+     * beforeRegister). Absent: none kept.
+     */
+    uncleanLogs?: string[] | null;
   }, timeoutMs = 30_000): Promise<void> {
     this.#startGossip({
       cluster: this.address,
@@ -948,7 +957,7 @@ export class ClusterService {
     }
     if (method === "removeNode") return await this.#removeMember(b.nodeId, b.force === true);
     // register: the record is validated like any record from the network.
-    if (isNodeId(b.nodeId)) await this.#beforeRegister?.(b.nodeId);
+    if (isNodeId(b.nodeId)) await this.#beforeRegister?.(b.nodeId, b);
     const rec = parseRecord({
       // With a controller a broker registers fenced, to be unfenced once caught up; a bare
       // metadata quorum (tests of the Raft layer) has nobody to unfence it.

@@ -725,6 +725,21 @@ export class PartitionManager {
     }
   }
 
+  /**
+   * Single-replica partitions held here whose logs did not reopen clean, as "topicId:partition"
+   * (what a registration tells the controller: it keeps this broker leading the others without
+   * an election); null when there are more than `max`.
+   */
+  uncleanLogs(max: number): string[] | null {
+    const out: string[] = [];
+    for (const r of this.#parts.values()) {
+      if (r.replicas.length !== 1 || r.replicas[0] !== this.nodeId || r.log.openedClean()) continue;
+      if (out.length === max) return null;
+      out.push(`${r.topicId}:${r.partition}`);
+    }
+    return out;
+  }
+
   /** Every open partition, for admin listings. */
   partitions(): PartitionState[] {
     return [...this.#parts.values()];

@@ -13,6 +13,7 @@ import {
   onShutdown,
   onUnfenced,
   type PartitionChange,
+  type PartitionView,
   preferredElections,
 } from "./elections.ts";
 import { DEFAULT_SESSIONS, type SessionOptions, SessionTracker } from "./sessions.ts";
@@ -76,6 +77,30 @@ const REPAIR_CHECK_MS = 1000;
 /** How often a controller moves reassignments on (start queued ones, complete caught-up ones). */
 const REASSIGN_CHECK_MS = 250;
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+/** The most unclean logs a registration lists; a broker with more sends none (keeps nothing). */
+export const MAX_UNCLEAN_LOGS = 10_000;
+const LOG_KEY = /^[0-9A-Za-z_-]{1,64}:\d{1,10}$/;
+
+/**
+ * Which partitions a restarted broker goes on leading without an election, from its register
+ * call: single-replica partitions it is the only replica of, except those it lists as not
+ * reopened clean (crash recovery may have dropped records, so their leader epoch must move on).
+ * Nothing is kept for a body that lists none (an older broker) or one that does not parse.
+ */
+export function keptLeaderships(
+  broker: number,
+  body: Record<string, unknown>,
+): ((p: PartitionView) => boolean) | undefined {
+  const list = body.uncleanLogs;
+  if (
+    !Array.isArray(list) || list.length > MAX_UNCLEAN_LOGS ||
+    !list.every((k) => typeof k === "string" && LOG_KEY.test(k))
+  ) return undefined;
+  const unclean = new Set(list as string[]);
+  return (p) =>
+    p.replicas.length === 1 && p.replicas[0] === broker &&
+    !unclean.has(`${p.topicId}:${p.partition}`);
+}
 
 export class ControllerService {
   readonly sessions: SessionTracker;
@@ -89,6 +114,13 @@ export class ControllerService {
   #lastReassignCheck = 0;
   #busy = new Set<string>();
   #stopped = false;
+  /**
+   * Restarted brokers registered but not unfenced yet, with the partitions they go on leading
+   * (keptLeaderships): fences and repairs leave those alone until they are unfenced, or until
+   * their session ends first (then they go offline as for any fenced broker). In memory only: a
+   * new controller takes them offline and elects them again, as before.
+   */
+  readonly #returning = new Map<number, (p: PartitionView) => boolean>();
 
   constructor(
     readonly cluster: ClusterService,
@@ -105,7 +137,7 @@ export class ControllerService {
     this.cluster.handleCall("shutdown", (from) => this.shutdown(from));
     this.cluster.handleCall("reassign", (_from, body) => this.reassign(body));
     this.cluster.onPeerClosed((id) => this.sessions.hint(id, performance.now()));
-    this.cluster.onBeforeRegister((id) => this.beforeRegister(id));
+    this.cluster.onBeforeRegister((id, body) => this.beforeRegister(id, body));
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
   }
 
@@ -134,6 +166,7 @@ export class ControllerService {
     const term = this.cluster.controllerTerm();
     if (term !== this.#term) {
       this.#term = term;
+      this.#returning.clear();
       // A new controller: every broker gets a fresh (short) session; live ones heartbeat at once.
       this.sessions.start(
         this.meta.listBrokers().map((b) => b.nodeId),
@@ -149,8 +182,11 @@ export class ControllerService {
     if (!this.#ensureTerm()) return;
     const now = performance.now();
     for (const id of this.sessions.expire(now)) {
+      if (id === this.cluster.nodeId) continue;
       const b = this.meta.listBrokers().find((x) => x.nodeId === id);
-      if (b === undefined || b.fenced || id === this.cluster.nodeId) continue;
+      // A restarted broker that went silent before it was unfenced: what it kept goes offline.
+      const returned = this.#returning.delete(id);
+      if (b === undefined || (b.fenced && !returned)) continue;
       void this.#serial(`fence:${id}`, () => this.#fence(id, "session expired"));
     }
     for (const b of this.meta.listBrokers()) {
@@ -251,7 +287,9 @@ export class ControllerService {
     const view = this.#view();
     const live = this.#live();
     for (const b of this.meta.listBrokers()) {
-      const owed = b.fenced ? onFenced(view, b.nodeId, live) : onUnfenced(view, b.nodeId, live);
+      const owed = b.fenced
+        ? onFenced(view, b.nodeId, live, this.#returning.get(b.nodeId))
+        : onUnfenced(view, b.nodeId, live);
       if (owed.length === 0) continue;
       for (const c of owed) c.reason = `repair: ${c.reason}`;
       await this.#apply(owed);
@@ -336,7 +374,7 @@ export class ControllerService {
       this.counters.fences++;
       this.log.warn("broker fenced", { broker: id, reason: why });
     }
-    await this.#apply(onFenced(this.#view(), id, this.#live()));
+    await this.#apply(onFenced(this.#view(), id, this.#live(), this.#returning.get(id)));
   }
 
   async #unfence(id: number): Promise<void> {
@@ -344,6 +382,7 @@ export class ControllerService {
     const b = this.meta.listBrokers().find((x) => x.nodeId === id);
     if (b === undefined || !b.fenced) return;
     await this.cluster.appendAsController({ type: "BrokerFenced", nodeId: id, fenced: false });
+    this.#returning.delete(id);
     this.counters.unfences++;
     this.log.info("broker unfenced", { broker: id });
     await this.#apply(onUnfenced(this.#view(), id, this.#live()));
@@ -376,13 +415,24 @@ export class ControllerService {
     if (changes.length > 0) await this.#apply(changes);
   }
 
-  /** A broker (re-)registers: a previous incarnation's leaderships and ISR places end first. */
-  async beforeRegister(id: number): Promise<void> {
+  /**
+   * A broker (re-)registers: a previous incarnation's leaderships and ISR places end first,
+   * except the single-replica partitions whose logs it reopened clean (keptLeaderships): it
+   * leads those again in the same epochs once unfenced, where going offline and being elected
+   * back cost two records per partition (a restart of 10,000 partitions wrote 20,000). Its
+   * session starts now, so a broker that never heartbeats loses what it kept.
+   */
+  async beforeRegister(id: number, body: Record<string, unknown> = {}): Promise<void> {
     await this.#serial(`fence:${id}`, async () => {
       this.sessions.end(id);
+      const keep = keptLeaderships(id, body);
+      if (keep !== undefined) {
+        this.#returning.set(id, keep);
+        if (id !== this.cluster.nodeId) this.sessions.expect(id, performance.now());
+      } else this.#returning.delete(id);
       const b = this.meta.listBrokers().find((x) => x.nodeId === id);
       if (b !== undefined && !b.fenced) await this.#fence(id, "registered again (restarted)");
-      else if (b !== undefined) await this.#apply(onFenced(this.#view(), id, this.#live()));
+      else if (b !== undefined) await this.#apply(onFenced(this.#view(), id, this.#live(), keep));
     });
   }
 

@@ -76,11 +76,15 @@ export function pickLeader(
  * partitions it led get a new leader from the remaining ISR. When it was the last ISR member the
  * partition goes offline and keeps it as the ISR (the only replica known to hold every committed
  * record), unless unclean election is on for the topic and another live replica exists.
+ * `keep`: partitions that would go offline but stay as they are, led by `broker` in the same
+ * epochs (a restarted broker whose log of a single-replica partition reopened clean leads it
+ * again with nothing lost: going offline and being elected back would cost two records each).
  */
 export function onFenced(
   parts: readonly PartitionView[],
   broker: number,
   live: (id: number) => boolean,
+  keep?: (p: PartitionView) => boolean,
 ): PartitionChange[] {
   const out: PartitionChange[] = [];
   const isLive = (id: number) => id !== broker && live(id);
@@ -113,6 +117,7 @@ export function onFenced(
       );
       continue;
     }
+    if (p.leader === broker && keep?.(p) === true) continue;
     // Offline. The ISR keeps its last members (never empty): they hold every committed record.
     out.push(
       withLeader(

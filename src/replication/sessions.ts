@@ -80,6 +80,19 @@ export class SessionTracker {
     s.deadlineMs = Math.min(s.deadlineMs, nowMs + this.o.hintGraceMs);
   }
 
+  /**
+   * A session that has not heartbeat yet (a broker registering): it ends after the session
+   * timeout unless a heartbeat comes; until then the broker does not count as alive.
+   */
+  expect(id: number, nowMs: number): void {
+    this.#s.set(id, {
+      deadlineMs: nowMs + this.o.sessionTimeoutMs,
+      lastHeartbeatMs: -1,
+      appliedIndex: -1,
+      shuttingDown: false,
+    });
+  }
+
   /** Ends a session at once (a restarted broker re-registered: its old incarnation is gone). */
   end(id: number): void {
     this.#s.delete(id);

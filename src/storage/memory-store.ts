@@ -91,6 +91,11 @@ export class MemoryPartitionLog implements PartitionLog {
   producerState(pid: number): ProducerEntry | undefined {
     return this.s.producers.get(pid);
   }
+  /** Nothing survives a restart in memory. */
+  openedClean(): boolean {
+    return false;
+  }
+
   damaged(): LogDamage | null {
     return null;
   }

@@ -216,6 +216,10 @@ export class SegmentPartitionLog implements PartitionLog {
     return this.producers.get(pid);
   }
 
+  openedClean(): boolean {
+    return this.recovery.clean;
+  }
+
   damaged(): LogDamage | null {
     const q = openEntry(this.quarantine);
     if (q !== null) {

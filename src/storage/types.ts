@@ -275,6 +275,11 @@ export interface PartitionLog {
   sizeBytes(): number;
   /** Known damage (quarantined or unreadable records), or null. */
   damaged(): LogDamage | null;
+  /**
+   * Whether this log was reopened from a clean checkpoint, so nothing was lost since it was last
+   * written (false for a log created or recovered at this open).
+   */
+  openedClean(): boolean;
   /** Flush, write indexes, snapshots and a clean checkpoint. */
   close(): Promise<void>;
 }

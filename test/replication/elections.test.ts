@@ -53,6 +53,17 @@ describe("onFenced", () => {
     expect(c.partitionEpoch).toBe(9);
   });
 
+  test("`keep`: a partition that would go offline stays led by the broker, same epochs", () => {
+    const sole = part({ replicas: [1], isr: [1] });
+    const other = part({ partition: 1, replicas: [1], isr: [1] });
+    const keep = (p: PartitionView) => p.partition === 0;
+    const cs = onFenced([sole, other], 1, liveSet(1, 2, 3), keep);
+    expect(cs.map((c) => [c.partition, c.leader])).toEqual([[1, NO_LEADER]]);
+    // Only what would go offline is kept: a leadership another ISR member can take still moves.
+    const [moved] = onFenced([part()], 1, liveSet(1, 2, 3), () => true);
+    expect(moved.leader).toBe(2);
+  });
+
   test("never elects the fenced broker itself, even if `live` still says so", () => {
     const cs = onFenced([part({ isr: [1] })], 1, liveSet(1, 2, 3));
     expect(cs).toHaveLength(1);
