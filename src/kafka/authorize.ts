@@ -1,12 +1,14 @@
 // Enforcement of ACLs on the Kafka listener (--authorizer acl): before a handler acts, the
-// request's needs (src/acl/kafka-rules.ts) are checked with the connection's principal and host;
-// a request missing any of them is refused whole, answered with Kafka's error code in each item
-// it names (TOPIC_AUTHORIZATION_FAILED 29 per topic, GROUP_AUTHORIZATION_FAILED 30,
-// CLUSTER_AUTHORIZATION_FAILED 31, TRANSACTIONAL_ID_AUTHORIZATION_FAILED 53). Fields left out are
-// encoded with the schema's defaults.
+// request's needs (src/acl/kafka-rules.ts) are checked with the connection's principal and host.
+// As Kafka does, items (topics, groups, config resources) the principal may not touch are
+// answered with the error and the others served by the handler, the two answers merged; a
+// request missing a permission of its own (its group, its transactional id, the cluster), or
+// every item, is refused whole. Kafka's codes: TOPIC_AUTHORIZATION_FAILED 29,
+// GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31,
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED 53. Fields left out are encoded with the schema's defaults.
 import { AclOperation, CLUSTER_RESOURCE, ResourceType } from "../acl/authorizer.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
-import { aclHost, deniedNeeds, type Need } from "../acl/kafka-rules.ts";
+import { aclHost, API_RULES, deniedNeeds, type Need } from "../acl/kafka-rules.ts";
 import { ErrorCode, type Struct } from "../protocol/kafka/index.ts";
 import { arr, nstr, num, str } from "./context.ts";
 import { ANONYMOUS, type Principal, principalString } from "./principal.ts";
@@ -29,22 +31,87 @@ function codeOf(n: Need): number {
   return CLUSTER;
 }
 
+/** What to do with a request: serve it, refuse it whole, or serve part of it. */
+export type Verdict =
+  | { kind: "allow" }
+  | { kind: "refuse"; answer: Struct }
+  /** Serve `body` (the allowed items), then `merge` the refused items' answers into the result. */
+  | { kind: "split"; body: Struct; merge: (served: Struct) => Struct };
+
+const requester = (principal: Principal | undefined, clientHost: string) => ({
+  principal: principalString(principal ?? ANONYMOUS),
+  host: aclHost(clientHost),
+});
+
 /**
- * The refusal of a request `who` may not make, or null when it is allowed. The answer mirrors
- * the request's topics (partitions) or groups where the response lists them.
+ * Decides a request: `topicName` resolves the topic ids a request may name instead of names
+ * (DeleteTopics v6), so an id is checked as its topic's name.
  */
-export function refusal(
+export function authorizeRequest(
   live: LiveAuthorizer,
   principal: Principal | undefined,
   clientHost: string,
   apiKey: number,
+  apiVersion: number,
   body: Struct,
-): Struct | null {
-  const who = { principal: principalString(principal ?? ANONYMOUS), host: aclHost(clientHost) };
-  const denied = deniedNeeds(live.get(), who, apiKey, body);
-  if (denied.length === 0) return null;
+  topicName: (id: string) => string | undefined,
+): Verdict {
+  const authz = live.get();
+  const who = requester(principal, clientHost);
+  if (apiKey === 20) body = namedTopics(body, topicName);
+  const denied = deniedNeeds(authz, who, apiKey, body);
+  if (denied.length === 0) return ALLOW;
   // The most specific error: a group or transactional id over a topic over the cluster.
   const code = denied.map(codeOf).find((c) => c !== CLUSTER) ?? CLUSTER;
+  const rule = API_RULES.get(apiKey);
+  const items = rule?.kind === "checks" ? rule.items : undefined;
+  const whole = { kind: "refuse", answer: refusedAnswer(apiKey, body, code) } as const;
+  if (items === undefined || denied.some((n) => n.item === undefined)) return whole;
+  const refused = new Set(denied.map((n) => n.item!));
+  const servedBody: Struct = { ...body };
+  const refusedBody: Struct = { ...body };
+  let left = 0;
+  for (const list of items.request) {
+    if (!Array.isArray(body[list])) continue;
+    const all = body[list] as unknown[];
+    const no = (i: unknown) => refused.has(items.key(i) ?? "");
+    servedBody[list] = all.filter((i) => !no(i));
+    refusedBody[list] = all.filter(no);
+    left += (servedBody[list] as unknown[]).length;
+  }
+  if (left === 0 && !items.servesEmpty?.(apiVersion)) return whole;
+  const answers = arr(refusedAnswer(apiKey, refusedBody, code)[items.response]);
+  return {
+    kind: "split",
+    body: servedBody,
+    merge: (served) => ({
+      ...served,
+      [items.response]: [...arr(served[items.response]), ...answers],
+    }),
+  };
+}
+
+const ALLOW: Verdict = { kind: "allow" };
+
+/** DeleteTopics v6 names topics by id: the name of each known id, for the check and handler. */
+function namedTopics(body: Struct, topicName: (id: string) => string | undefined): Struct {
+  const ts = arr(body.topics);
+  if (!ts.some((t) => t.name === null)) return body;
+  return {
+    ...body,
+    topics: ts.map((t) =>
+      t.name === null && typeof t.topicId === "string"
+        ? { ...t, name: topicName(t.topicId) ?? null, byId: true }
+        : t
+    ),
+  };
+}
+
+/**
+ * The answer refusing every item of `body` with `code`, mirroring the request's topics
+ * (partitions) or groups where the response lists them.
+ */
+export function refusedAnswer(apiKey: number, body: Struct, code: number): Struct {
   const msg = "Not authorized";
   const topicCode = code === TOPIC ? TOPIC : code;
   switch (apiKey) {
@@ -69,10 +136,15 @@ export function refusal(
             partitionIndex: num(p.partition),
             errorCode: topicCode,
             highWatermark: -1,
+            lastStableOffset: -1,
+            logStartOffset: -1,
+            // Empty, not null: librdkafka refuses a null record set ("invalid MessageSetSize -1").
+            records: new Uint8Array(0),
           })),
         })),
       };
     case 2: // ListOffsets
+    case 21: // DeleteRecords
     case 23: // OffsetForLeaderEpoch
       return {
         topics: arr(body.topics).map((t) => ({
@@ -86,6 +158,7 @@ export function refusal(
             timestamp: -1,
             endOffset: -1,
             leaderEpoch: -1,
+            lowWatermark: -1,
           })),
         })),
       };
@@ -109,13 +182,19 @@ export function refusal(
           replicationFactor: -1,
         })),
       };
-    case 20: { // DeleteTopics
-      const names = [
-        ...(Array.isArray(body.topicNames) ? body.topicNames.map(String) : []),
-        ...arr(body.topics).map((t) => str(t.name)),
-      ];
-      return { responses: names.map((name) => ({ name, errorCode: topicCode })) };
-    }
+    case 20: // DeleteTopics (a topic named by id keeps its name to itself)
+      return {
+        responses: [
+          ...(Array.isArray(body.topicNames) ? body.topicNames.map(String) : [])
+            .map((name) => ({ name, errorCode: topicCode })),
+          ...arr(body.topics).map((t) => ({
+            name: t.byId === true ? null : nstr(t.name),
+            topicId: t.topicId,
+            errorCode: topicCode,
+            errorMessage: msg,
+          })),
+        ],
+      };
     case 8: // OffsetCommit
       return {
         topics: arr(body.topics).map((t) => ({
@@ -204,25 +283,54 @@ export function refusal(
 
 /**
  * Leaves out of a served answer what the requester may not DESCRIBE, as Kafka does: the topics
- * of an all-topics Metadata request and the groups of ListGroups (unless DESCRIBE on the cluster).
+ * of an all-topics Metadata request and the groups of ListGroups (unless DESCRIBE on the cluster);
+ * topics a Metadata request named by id, and the commits OffsetFetch finds for topics, are
+ * refused per topic when named and left out when all were asked for.
  */
 export function filterAnswer(
   live: LiveAuthorizer,
   principal: Principal | undefined,
   clientHost: string,
   apiKey: number,
+  apiVersion: number,
   body: Struct,
   result: Struct,
 ): Struct {
   const authz = live.get();
-  const who = { principal: principalString(principal ?? ANONYMOUS), host: aclHost(clientHost) };
+  const who = requester(principal, clientHost);
   const may = (type: ResourceType, name: string) =>
     authz.authorize(who, AclOperation.DESCRIBE, type, name).allowed;
-  if (apiKey === 3 && body.topics === null && Array.isArray(result.topics)) {
+  const mayTopic = (t: Struct) => t.errorCode === TOPIC || may(ResourceType.TOPIC, str(t.name));
+  if (apiKey === 3 && Array.isArray(result.topics)) {
+    // v0: an empty list asks for every topic.
+    const all = body.topics === null || (apiVersion === 0 && arr(body.topics).length === 0);
     return {
       ...result,
-      topics: arr(result.topics).filter((t) => may(ResourceType.TOPIC, str(t.name))),
+      topics: all
+        ? arr(result.topics).filter(mayTopic)
+        : arr(result.topics).map((t) =>
+          mayTopic(t) || t.errorCode === ErrorCode.UNKNOWN_TOPIC_ID ? t : {
+            errorCode: TOPIC,
+            name: null,
+            topicId: t.topicId,
+            partitions: [],
+            isInternal: false,
+          }
+        ),
     };
+  }
+  if (apiKey === 9) {
+    if (apiVersion >= 8) {
+      const asked = new Map(arr(body.groups).map((g) => [str(g.groupId), g.topics]));
+      return {
+        ...result,
+        groups: arr(result.groups).map((g) => ({
+          ...g,
+          topics: offsetTopics(arr(g.topics), asked.get(str(g.groupId)) === null, mayTopic),
+        })),
+      };
+    }
+    return { ...result, topics: offsetTopics(arr(result.topics), body.topics === null, mayTopic) };
   }
   if (apiKey === 16 && Array.isArray(result.groups)) {
     if (may(ResourceType.CLUSTER, CLUSTER_RESOURCE)) return result;
@@ -232,4 +340,21 @@ export function filterAnswer(
     };
   }
   return result;
+}
+
+/** OffsetFetch's topics: unauthorised ones left out (all asked for) or refused per partition. */
+function offsetTopics(topics: Struct[], all: boolean, may: (t: Struct) => boolean): Struct[] {
+  if (all) return topics.filter(may);
+  return topics.map((t) =>
+    may(t) ? t : {
+      name: t.name,
+      partitions: arr(t.partitions).map((p) => ({
+        partitionIndex: p.partitionIndex,
+        committedOffset: -1,
+        committedLeaderEpoch: -1,
+        metadata: null,
+        errorCode: TOPIC,
+      })),
+    }
+  );
 }

@@ -20,7 +20,8 @@ import { FramePool } from "./frame-pool.ts";
 import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
 import { countResponseErrors } from "./error-metrics.ts";
-import { filterAnswer, refusal } from "./authorize.ts";
+import { authorizeRequest, filterAnswer } from "./authorize.ts";
+import { wireUuid } from "./handlers/shared/brokers.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
 export interface ApiStats {
@@ -111,27 +112,40 @@ export class Dispatcher implements FrameDispatcher {
       // requests wait for it (responses stay in request order) rather than fail.
       if (api.needsGroups) await this.ctx.groupsStarted;
       const clientHost = `/${conn.remoteHost}`;
-      // --authorizer acl: a request missing a permission is answered before its handler acts.
-      const refused = this.ctx.authorizer
-        ? refusal(this.ctx.authorizer, conn.principal, clientHost, header.apiKey, body)
-        : null;
-      let result = refused ?? await api.handle(this.ctx, {
+      // --authorizer acl: what a request may not do is answered before its handler acts.
+      const authz = this.ctx.authorizer;
+      const verdict = authz
+        ? authorizeRequest(
+          authz,
+          conn.principal,
+          clientHost,
+          header.apiKey,
+          header.apiVersion,
+          body,
+          (id) => this.#topicNameOf(id),
+        )
+        : undefined;
+      let result = verdict?.kind === "refuse" ? verdict.answer : await api.handle(this.ctx, {
         header,
-        body,
+        body: verdict?.kind === "split" ? verdict.body : body,
         connection: conn,
         clientHost,
         principal: conn.principal,
         buffers: lent,
       });
-      if (this.ctx.authorizer && result !== null && refused === null) {
+      if (authz && result !== null && verdict?.kind !== "refuse") {
+        const served = verdict?.kind === "split" ? verdict.body : body;
+        const { apiKey, apiVersion } = header;
         result = filterAnswer(
-          this.ctx.authorizer,
+          authz,
           conn.principal,
           clientHost,
-          header.apiKey,
-          body,
+          apiKey,
+          apiVersion,
+          served,
           result,
         );
+        if (verdict?.kind === "split") result = verdict.merge(result);
       }
       this.#count(header.apiKey, false);
       this.#observe(header.apiKey, t0);
@@ -162,6 +176,11 @@ export class Dispatcher implements FrameDispatcher {
       });
       return "close";
     }
+  }
+
+  /** A topic's name from its wire id (DeleteTopics v6 names topics by id). */
+  #topicNameOf(id: string): string | undefined {
+    return this.ctx.meta.listTopics().find((t) => wireUuid(t.topicId) === id)?.name;
   }
 
   closed(conn: KafkaConnection): void {
