@@ -8,8 +8,10 @@ import {
   now,
   sleep,
   TOPIC,
+  waitFor,
 } from "../../test/helpers/replication-harness.ts";
 import type { FaultEvent } from "./history.ts";
+import type { ChaosDisks } from "./disk.ts";
 import type { ChaosNet } from "./net.ts";
 import { describeRole, type Role, sides, type Step } from "./schedule.ts";
 
@@ -80,6 +82,8 @@ export async function startMissing(cluster: Cluster, log: (line: string) => void
 export interface StepContext {
   cluster: Cluster;
   net: ChaosNet;
+  /** The brokers' own disks (runs with disk-full faults). */
+  disks?: ChaosDisks;
   log: (line: string) => void;
   /** How long to wait for a full ISR after a heal before going on. */
   recoverMs: number;
@@ -140,6 +144,7 @@ export async function runStep(ctx: StepContext, step: Step): Promise<FaultEvent 
     }
     case "partition": {
       const { cut, rest } = sides(step.variant, target, ids, step.draw);
+      let dropped = 0;
       try {
         for (const a of cut) {
           for (const b of rest) {
@@ -151,8 +156,37 @@ export async function runStep(ctx: StepContext, step: Step): Promise<FaultEvent 
         await sleep(step.holdMs);
       } finally {
         endAt = now();
-        net.heal();
+        dropped = net.heal();
       }
+      note = `${note}; ${dropped} packets dropped`;
+      break;
+    }
+    case "loss": {
+      note = await badLink(net, target, ids.filter((b) => b !== target), step);
+      endAt = now();
+      break;
+    }
+    case "disk-full": {
+      const disks = ctx.disks;
+      if (disks === undefined) throw new Error("disk-full needs the brokers on disks of their own");
+      const logs = cluster.nodes.get(target)?.proc?.logs;
+      const mark = logs?.length ?? 0;
+      const { ballast, free } = disks.fill(target);
+      try {
+        await sleep(step.holdMs);
+      } finally {
+        endAt = now();
+        disks.drain(target);
+      }
+      // What the broker itself refused or failed to write meanwhile: the fault's proof of effect.
+      const refused = (logs ?? []).slice(mark).filter((l) => l.includes("ENOSPC")).length;
+      note = `data dir filled: ${(ballast / 2 ** 20).toFixed(1)} MiB ballast, ${free} bytes ` +
+        `left; ${refused} writes failed with ENOSPC in the broker's log`;
+      break;
+    }
+    case "reassign": {
+      note = await outAndBack(cluster, target, step, log);
+      endAt = now();
       break;
     }
   }
@@ -174,4 +208,148 @@ export async function runStep(ctx: StepContext, step: Step): Promise<FaultEvent 
     log(`NOT recovered: ISRs not full ${ctx.recoverMs} ms after the heal`);
   }
   return ev;
+}
+
+/** loss: the link between `target` and each of `others` made bad both ways for the hold. */
+async function badLink(net: ChaosNet, target: number, others: number[], step: Step) {
+  const level = step.level ?? 0;
+  let dropped = 0;
+  let what = "";
+  try {
+    if (step.variant === "flap") {
+      // Cut for `level` ms, whole for `level` ms, over and over: connections stall and resume.
+      // (Each switch is an nft call per namespace, tens to hundreds of ms on a loaded machine.)
+      const until = now() + step.holdMs;
+      let cuts = 0;
+      const toggle = (on: boolean) =>
+        Promise.all([
+          net.flap(target, others, on),
+          ...others.map((b) => net.flap(b, [target], on)),
+        ]);
+      while (now() < until && cuts < 10_000) {
+        await toggle(true);
+        cuts++;
+        await sleep(Math.min(level, Math.max(0, until - now())));
+        await toggle(false);
+        await sleep(Math.min(level, Math.max(0, until - now())));
+      }
+      what = `${cuts} cuts of ${level} ms`;
+    } else {
+      for (const b of others) {
+        for (const [from, to] of [[target, b], [b, target]]) {
+          if (step.variant === "throttle") net.throttle(from, to, level);
+          else net.lose(from, to, level);
+        }
+      }
+      what = `${step.variant === "throttle" ? `${level} KiB/s` : `${level} % lost`} each way`;
+      await sleep(step.holdMs);
+    }
+  } finally {
+    dropped = net.heal();
+  }
+  return `${what}; ${dropped} packets dropped`;
+}
+
+interface MoveView {
+  partitions: { topic: string; partition: number }[];
+}
+
+/** POSTs (or, `target` null, DELETEs) a move of partition `p` of the topic to any broker. */
+async function submitMove(
+  cluster: Cluster,
+  p: number,
+  target: number[] | null,
+  throttle: number,
+): Promise<string> {
+  for (const n of cluster.running()) {
+    try {
+      const r = target === null
+        ? await fetch(`http://${n.httpAddr}/reassignments?topic=${TOPIC}&partition=${p}`, {
+          method: "DELETE",
+          signal: AbortSignal.timeout(5000),
+        })
+        : await fetch(`http://${n.httpAddr}/reassignments`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            version: 1,
+            partitions: [{ topic: TOPIC, partition: p, replicas: target }],
+            ...(throttle > 0 ? { throttle } : {}),
+          }),
+          signal: AbortSignal.timeout(5000),
+        });
+      const body = await r.json() as { results?: { error: string | null }[] };
+      if (r.status === 200) return body.results?.[0]?.error ?? "accepted";
+    } catch {
+      // the next broker
+    }
+  }
+  return "no broker took it";
+}
+
+const sameSet = (a: number[], b: number[]) =>
+  a.length === b.length && a.every((x) => b.includes(x));
+
+/** Waits until no move of partition `p` is listed and its replicas are `want`; ms taken or -1. */
+async function moved(cluster: Cluster, p: number, want: number[], timeoutMs: number) {
+  const t0 = now();
+  try {
+    await waitFor(`partition ${p} on [${want}]`, timeoutMs, async () => {
+      const n = cluster.running()[0];
+      if (n === undefined) return undefined;
+      const v = await getJson(`http://${n.httpAddr}/reassignments?topic=${TOPIC}`) as
+        | MoveView
+        | undefined;
+      if (v === undefined || v.partitions.some((m) => m.partition === p)) return undefined;
+      const pv = (await cluster.topic(TOPIC))?.find((x) => x.partition === p);
+      return pv !== undefined && sameSet(pv.replicas, want) ? true : undefined;
+    }, 250);
+    return now() - t0;
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * reassign: a partition the target holds (for a leader role, that partition) moves off it, onto
+ * a broker that holds no replica when there is one (5 brokers) or to one replica fewer (3
+ * brokers), stays there for the hold, and moves back to its original replicas (the target copies
+ * the log again from the start). A move that does not finish in a minute is cancelled.
+ */
+async function outAndBack(cluster: Cluster, target: number, step: Step, log: (l: string) => void) {
+  const view = await cluster.topic(TOPIC) ?? [];
+  const held = view.filter((p) => p.replicas.includes(target));
+  const pv =
+    (step.target.role === "leader"
+      ? held.find((p) => p.partition === (step.target as { partition: number }).partition)
+      : undefined) ?? held[Math.floor(step.draw * held.length)];
+  if (pv === undefined) return `broker ${target} holds no replica of ${TOPIC}: nothing moved`;
+  const original = [...pv.replicas];
+  const spare = [...cluster.nodes.keys()].filter((b) => !original.includes(b));
+  const out = spare.length > 0
+    ? original.map((b) => b === target ? spare[Math.floor(step.draw * spare.length)] : b)
+    : original.filter((b) => b !== target);
+  const throttle = (step.level ?? 0) * 1024;
+  const label = `partition ${pv.partition} [${original}] -> [${out}]`;
+  log(`reassign ${label}${throttle > 0 ? ` (throttle ${throttle} B/s)` : ""}`);
+  const first = await submitMove(cluster, pv.partition, out, throttle);
+  if (first !== "accepted") return `${label} refused: ${first}`;
+  const outMs = await moved(cluster, pv.partition, out, 60_000);
+  if (outMs < 0) {
+    const c = await submitMove(cluster, pv.partition, null, 0);
+    log(`LIVENESS: ${label} not done in 60 s; cancelled (${c})`);
+    const backMs = await moved(cluster, pv.partition, original, 60_000);
+    return `${label} not done in 60 s, cancelled: ${c}; back ${
+      backMs < 0 ? "NOT done in 60 s" : `in ${backMs} ms`
+    }`;
+  }
+  log(`reassign ${label} done in ${outMs} ms; moving back`);
+  await sleep(step.holdMs);
+  const second = await submitMove(cluster, pv.partition, original, throttle);
+  if (second !== "accepted") return `${label} in ${outMs} ms; back refused: ${second}`;
+  const backMs = await moved(cluster, pv.partition, original, 60_000);
+  if (backMs < 0) log(`LIVENESS: partition ${pv.partition} back to [${original}] not done in 60 s`);
+  return `${label} in ${outMs} ms, back to [${original}] ${
+    backMs < 0 ? "NOT done in 60 s" : `in ${backMs} ms`
+  }`;
 }

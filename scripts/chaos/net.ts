@@ -51,17 +51,26 @@ function teardownScript(slot: number, brokers: number): string {
     lines.push(`for p in $(ip netns pids ${ns} 2>/dev/null); do kill -CONT $p; kill -9 $p; done`);
     lines.push(`ip netns del ${ns} 2>/dev/null`);
   }
+  // The brokers' data filesystems (disk-full runs), once nothing runs on them.
+  lines.push(
+    `[ -f ${RUN_DIR}/${slot}.mounts ] && while read -r m; do umount -l "$m" 2>/dev/null; done < ${RUN_DIR}/${slot}.mounts`,
+  );
   lines.push(
     `[ -f ${RUN_DIR}/${slot}.procs ] && for p in $(cat ${RUN_DIR}/${slot}.procs); do kill -9 $p 2>/dev/null; done`,
   );
   lines.push(`ip link del ${bridgeName(slot)} 2>/dev/null`);
-  lines.push(`rm -f ${RUN_DIR}/${slot}.procs ${RUN_DIR}/${slot}.pid`);
+  lines.push(`rm -f ${RUN_DIR}/${slot}.procs ${RUN_DIR}/${slot}.mounts ${RUN_DIR}/${slot}.pid`);
   return lines.join("\n");
 }
 
 const nsName = (slot: number, i: number) => `chaos${slot}-b${i}`;
 const bridgeName = (slot: number) => `chaosbr${slot}`;
 const vethName = (slot: number, i: number) => `chaos${slot}v${i}`;
+/** The flap set and the rule that drops what its addresses send (loss/flap turns them on and off). */
+const FLAP_SET = "add set inet chaos flap { type ipv4_addr; }; " +
+  "add chain inet chaos flapin { type filter hook input priority 1; }; " +
+  "add rule inet chaos flapin ip saddr @flap counter drop";
+
 /** Enough for any slot: brokers beyond this are refused. */
 export const MAX_BROKERS = 9;
 
@@ -88,6 +97,7 @@ export class ChaosNet {
   #watchdog: ReturnType<typeof Bun.spawn> | undefined;
   #up = false;
   readonly #procs = new Set<number>();
+  readonly #mounts = new Set<string>();
 
   private constructor(readonly slot: number, readonly brokers: number) {
     this.ids = Array.from({ length: brokers }, (_, i) => i);
@@ -155,7 +165,8 @@ export class ChaosNet {
         "exec",
         ns,
         "nft",
-        "add table inet chaos; add chain inet chaos in { type filter hook input priority 0; }",
+        "add table inet chaos; add chain inet chaos in { type filter hook input priority 0; }; " +
+        FLAP_SET,
       ]);
     }
     this.#up = true;
@@ -180,16 +191,41 @@ export class ChaosNet {
     writeFileSync(join(RUN_DIR, `${this.slot}.procs`), [...this.#procs].join("\n") + "\n");
   }
 
-  /** Drops everything `from` sends to `to` (on arrival, as a lost link: the sender sees nothing). */
-  block(from: number, to: number): void {
+  /** A filesystem mounted for a broker: the watchdog unmounts it if the runner dies first. */
+  trackMount(path: string): void {
+    this.#mounts.add(path);
+    writeFileSync(join(RUN_DIR, `${this.slot}.mounts`), [...this.#mounts].join("\n") + "\n");
+  }
+
+  /** Adds a rule to `to`'s input chain matching what `from` sends; it counts what it drops. */
+  #rule(from: number, to: number, match: string): void {
     sh([
       "ip",
       "netns",
       "exec",
       this.ns(to),
       "nft",
-      `add rule inet chaos in ip saddr ${this.ip(from)} drop`,
+      `add rule inet chaos in ip saddr ${this.ip(from)} ${match} counter drop`,
     ]);
+  }
+
+  /** Drops everything `from` sends to `to` (on arrival, as a lost link: the sender sees nothing). */
+  block(from: number, to: number): void {
+    this.#rule(from, to, "");
+  }
+
+  /** Drops `percent` % of the packets `from` sends to `to`, each by a random draw (nft numgen). */
+  lose(from: number, to: number, percent: number): void {
+    if (!(percent >= 1 && percent <= 100)) throw new Error(`loss of ${percent} %`);
+    // nft's numgen compare stops at 99 (the range is 0-99): all of it is a plain drop.
+    const p = Math.round(percent);
+    this.#rule(from, to, p >= 100 ? "" : `numgen random mod 100 < ${p}`);
+  }
+
+  /** Lets through at most `kib` KiB/s of what `from` sends to `to`; the excess is dropped. */
+  throttle(from: number, to: number, kib: number): void {
+    if (!(kib >= 1)) throw new Error(`throttle of ${kib} KiB/s`);
+    this.#rule(from, to, `limit rate over ${Math.round(kib)} kbytes/second`);
   }
 
   /** Cuts `a` from `b` both ways. */
@@ -198,11 +234,48 @@ export class ChaosNet {
     this.block(b, a);
   }
 
-  /** Removes every cut. */
-  heal(): void {
+  /**
+   * Drops (on) or lets through again (off) what each of `from` sends to `to`, by the addresses in
+   * `to`'s flap set: one nft call, not waited for synchronously, so a link cut on and off several
+   * times a second does not stall the runner (and the clients it drives).
+   */
+  async flap(to: number, from: number[], on: boolean): Promise<void> {
+    const cmd = on
+      ? `add element inet chaos flap { ${from.map((f) => this.ip(f)).join(", ")} }`
+      : "flush set inet chaos flap";
+    const p = Bun.spawn(["ip", "netns", "exec", this.ns(to), "nft", cmd], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    await p.exited;
+  }
+
+  /** Removes every cut; returns how many packets the rules dropped (the fault's proof of effect). */
+  heal(): number {
+    const dropped = this.dropped();
     for (const id of this.ids) {
-      sh(["ip", "netns", "exec", this.ns(id), "nft", "flush chain inet chaos in"], true);
+      sh([
+        "ip",
+        "netns",
+        "exec",
+        this.ns(id),
+        "nft",
+        // The flap rule is made again: its counter starts from 0 for the next fault.
+        "flush chain inet chaos in; flush set inet chaos flap; flush chain inet chaos flapin; " +
+        "add rule inet chaos flapin ip saddr @flap counter drop",
+      ], true);
     }
+    return dropped;
+  }
+
+  /** Packets dropped so far by the rules in force, over every namespace. */
+  dropped(): number {
+    let n = 0;
+    for (const id of this.ids) {
+      const text = sh(["ip", "netns", "exec", this.ns(id), "nft", "list table inet chaos"], true);
+      for (const m of text.matchAll(/counter packets (\d+)/g)) n += Number(m[1]);
+    }
+    return n;
   }
 
   /** The rules in force, per namespace (for the log). */

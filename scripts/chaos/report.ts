@@ -39,6 +39,8 @@ export function summary(o: SummaryOptions, h: History, v: Verdict, rdkafka: bool
           : `ISRs full ${sec(f.recoveredAt - f.endAt)} after the heal`
       }${f.note ? `; ${f.note}` : ""}`,
     );
+    const errs = faultErrors(h, f);
+    if (errs !== "") L.push(`    clients saw: ${errs}`);
   }
   const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
   const by = (r: Record<string, number>) =>
@@ -119,4 +121,19 @@ export function summary(o: SummaryOptions, h: History, v: Verdict, rdkafka: bool
     }`,
   );
   return L.join("\n") + "\n";
+}
+
+/**
+ * The sends that failed while a fault held (until the cluster was whole again), by error: what the
+ * clients were told, so a fault is seen to have bitten (a full disk: the storage error).
+ */
+export function faultErrors(h: History, f: History["faults"][number]): string {
+  const until = f.recoveredAt ?? f.endAt;
+  const by = new Map<string, number>();
+  for (const e of h.fails) {
+    if (e.at < f.startAt || e.at > until) continue;
+    const k = e.error.split("\n")[0].slice(0, 80);
+    by.set(k, (by.get(k) ?? 0) + 1);
+  }
+  return [...by].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => `${n}× ${k}`).join("; ");
 }

@@ -27,10 +27,17 @@ import {
 import { check, type Verdict } from "./checker.ts";
 import { failedStarts, runStep, startMissing } from "./faults.ts";
 import { emptyHistory, type History, type ReplicaLog } from "./history.ts";
+import { ChaosDisks } from "./disk.ts";
 import { ChaosNet } from "./net.ts";
 import { summary } from "./report.ts";
 import { readBatches } from "./segments.ts";
 import { type FaultKind, schedule } from "./schedule.ts";
+
+/**
+ * Each broker's disk in a disk-full run: room for a long run's records (a few tens of MiB per
+ * replica) and segment preallocation; tmpfs takes memory only for what is written.
+ */
+const DISK_MIB = 512;
 
 export interface ChaosOptions {
   /** Seconds of faults (setup before and the final check after add about a minute). */
@@ -137,10 +144,26 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
 
   const net = ChaosNet.create(o.brokers);
   note(`network: slot ${net.slot}, brokers at ${net.ids.map((i) => net.ip(i)).join(", ")}`);
+  // A disk-full fault needs each broker's data on a filesystem of its own, to fill one alone.
+  let disks: ChaosDisks | undefined;
+  const dataDirs = new Map<number, string>();
+  if (o.faults.includes("disk-full")) {
+    disks = new ChaosDisks(net, DISK_MIB);
+    try {
+      for (const id of net.ids) {
+        dataDirs.set(id, disks.mount(id, join(o.out, "data", `broker-${id}`)));
+      }
+    } catch (e) {
+      disks.unmountAll(false);
+      net.down();
+      throw e;
+    }
+    note(`data directories on their own ${DISK_MIB} MiB tmpfs each`);
+  }
   const cluster = new Cluster({
     command: (id) => [...net.exec(id), ...brokerCommand()],
     host: (id) => net.ip(id),
-    dataDir: (id) => join(o.out, "data", `broker-${id}`),
+    dataDir: (id) => dataDirs.get(id) ?? join(o.out, "data", `broker-${id}`),
     // A broker waits up to 15 s to be unfenced and 10 s for its partitions before it says it
     // started: on a loaded machine 30 s is not enough.
     startTimeoutMs: 60_000,
@@ -274,7 +297,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         await cluster.fullIsr(30_000).catch(() => note("ISRs not full after the restart"));
       }
       const ev = await runStep(
-        { cluster, net, log: note, recoverMs: quick ? 30_000 : 45_000 },
+        { cluster, net, disks, log: note, recoverMs: quick ? 30_000 : 45_000 },
         step,
       );
       if (ev) h.faults.push(ev);
@@ -339,12 +362,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     cluster.killAll();
     for (const r of rds) r.proc?.kill("SIGKILL");
     await sleep(300);
-    net.down();
-    // The leaders' batches, for who wrote a duplicate under which producer session.
+    // The leaders' batches, for who wrote a duplicate under which producer session (read before
+    // the disks of a disk-full run go).
     for (const r of h.replicas.filter((x) => x.leader)) {
       const dir = cluster.nodes.get(r.broker)?.dataDir;
       if (dir !== undefined) h.batches.push(...readBatches(dir, TOPIC, r.p));
     }
+    // Copied out before unmounting: whether a violation keeps them is known only after the check.
+    disks?.unmountAll(true);
+    net.down();
   }
 
   const verdict = check(h);

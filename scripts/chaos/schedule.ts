@@ -4,11 +4,28 @@
 // times and pauses between faults all come from the seed. Pure: no IO.
 import { seededRandom } from "../../src/storage/crash-fs.ts";
 
-export const FAULT_KINDS = ["kill", "pause", "partition", "restart"] as const;
+export const FAULT_KINDS = [
+  "kill",
+  "pause",
+  "partition",
+  "restart",
+  "loss",
+  "disk-full",
+  "reassign",
+] as const;
 export type FaultKind = typeof FAULT_KINDS[number];
 
 export const PARTITION_VARIANTS = ["isolate", "split", "one-way-out", "one-way-in"] as const;
 export type PartitionVariant = typeof PARTITION_VARIANTS[number];
+
+/**
+ * A bad link between the target and every other broker, both ways. This kernel has no netem qdisc
+ * and nftables has no delay verdict (`queue` needs a userspace NFQUEUE reader), so delay is made
+ * the way TCP feels it: `random` drops a share of packets (every drop is a retransmission after an
+ * RTO, 200 ms and doubling), `throttle` drops what exceeds a byte rate (a slow link: the sender's
+ * window stalls), `flap` cuts the link on and off in bursts of a fraction of a second.
+ */
+export const LOSS_VARIANTS = ["random", "throttle", "flap"] as const;
 
 export type Role =
   | { role: "controller" }
@@ -25,8 +42,11 @@ export interface Step {
   holdMs: number;
   /** Quiet time after the cluster recovered, before this step starts. */
   gapMs: number;
-  /** split: the seed's draw for which brokers form the minority side. */
+  /** split: the seed's draw for which brokers form the minority side; reassign: the partition. */
   draw: number;
+  /** loss/random: percent of packets dropped; loss/throttle: KiB/s let through; loss/flap: ms per
+   * cut and per heal; reassign: the copy's throttle in KiB/s (0: none). */
+  level?: number;
 }
 
 /** mulberry32 (the simulated disk's generator): the same sequence for a seed everywhere. */
@@ -63,6 +83,7 @@ export function schedule(o: ScheduleOptions): Step[] {
       : { role: "broker", id: Math.floor(r() * o.brokers) };
     let variant = "";
     let holdMs = 0;
+    let level: number | undefined;
     const q = o.short === true;
     if (kind === "kill") holdMs = between(500, q ? 3000 : 8000);
     else if (kind === "restart") holdMs = between(0, q ? 500 : 1500);
@@ -71,12 +92,37 @@ export function schedule(o: ScheduleOptions): Step[] {
       holdMs = variant === "long"
         ? between(o.sessionTimeoutMs + (q ? 500 : 1000), o.sessionTimeoutMs + (q ? 2500 : 7000))
         : between(300, Math.max(400, o.sessionTimeoutMs - 1500));
-    } else {
+    } else if (kind === "partition") {
       variant = pick(PARTITION_VARIANTS);
       holdMs = between(3000, q ? 6000 : 12_000);
+    } else if (kind === "loss") {
+      // throttle: replication carries tens of KiB/s here, so a few KiB/s is a link that is slow.
+      variant = pick(LOSS_VARIANTS);
+      holdMs = between(q ? 3000 : 4000, q ? 6000 : 20_000);
+      level = variant === "random"
+        ? between(5, 40)
+        : variant === "throttle"
+        ? between(4, 48)
+        : between(200, 1500);
+    } else if (kind === "disk-full") {
+      // Past the session timeout often enough that a follower's failing appends show in the ISR.
+      holdMs = between(2000, q ? 6000 : 15_000);
+    } else {
+      // reassign: how long the partition stays on the new replicas before it is moved back.
+      variant = "out-and-back";
+      holdMs = between(1000, q ? 3000 : 10_000);
+      level = r() < 0.5 ? 0 : between(64, 512);
     }
     const gapMs = between(1000, q ? 2000 : 5000);
-    out.push({ kind, variant, target, holdMs, gapMs, draw: r() });
+    out.push({
+      kind,
+      variant,
+      target,
+      holdMs,
+      gapMs,
+      draw: r(),
+      ...(level !== undefined ? { level } : {}),
+    });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // The chaos schedule: the same seed gives the same faults; the sides of a partition.
 import { expect, test } from "bun:test";
-import { FAULT_KINDS, schedule, sides } from "../../scripts/chaos/schedule.ts";
+import { FAULT_KINDS, LOSS_VARIANTS, schedule, sides } from "../../scripts/chaos/schedule.ts";
 
 const base = { faults: FAULT_KINDS, brokers: 3, partitions: 3, sessionTimeoutMs: 3000, steps: 50 };
 
@@ -40,5 +40,45 @@ test("partition sides: a minority holding the target", () => {
     expect(s.cut[0]).toBe(3);
     expect(s.rest).toHaveLength(3);
     expect(sides("split", 3, [0, 1, 2, 3, 4], draw)).toEqual(s);
+  }
+});
+
+test("the four first kinds draw as before the new ones existed (old seeds replay)", () => {
+  // Seed 11 of docs/chaos.md's results, run with --faults kill,pause,partition,restart.
+  const s = schedule({
+    ...base,
+    seed: 11,
+    steps: 2,
+    faults: ["kill", "pause", "partition", "restart"],
+  });
+  expect(s.map((x) => [x.kind, x.variant, x.target, x.holdMs, x.gapMs])).toEqual([
+    ["partition", "one-way-out", { role: "leader", partition: 1 }, 10657, 3152],
+    ["partition", "split", { role: "leader", partition: 1 }, 10592, 2680],
+  ]);
+});
+
+test("loss, disk-full and reassign: variants and levels in their ranges", () => {
+  const s = schedule({ ...base, seed: 5, steps: 400, faults: ["loss", "disk-full", "reassign"] });
+  expect(new Set(s.filter((x) => x.kind === "loss").map((x) => x.variant))).toEqual(
+    new Set(LOSS_VARIANTS),
+  );
+  for (const x of s) {
+    if (x.kind === "loss" && x.variant === "random") {
+      expect(x.level).toBeGreaterThanOrEqual(5);
+      expect(x.level).toBeLessThanOrEqual(40);
+    } else if (x.kind === "loss" && x.variant === "throttle") {
+      expect(x.level).toBeGreaterThanOrEqual(4);
+      expect(x.level).toBeLessThanOrEqual(48);
+    } else if (x.kind === "loss") {
+      expect(x.level).toBeGreaterThanOrEqual(200);
+      expect(x.level).toBeLessThanOrEqual(1500);
+    } else if (x.kind === "reassign") {
+      expect(x.variant).toBe("out-and-back");
+      expect(x.level === 0 || (x.level! >= 64 && x.level! <= 512)).toBe(true);
+    } else {
+      expect(x.kind).toBe("disk-full");
+      expect(x.level).toBeUndefined();
+      expect(x.holdMs).toBeGreaterThanOrEqual(2000);
+    }
   }
 });
