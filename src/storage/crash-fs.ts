@@ -265,6 +265,33 @@ export class CrashFileIO implements FileIO {
     for (const d of dirs) this.durableDirs.add(d);
   }
 
+  /**
+   * Everything written so far made durable, file contents and directory entries, as syncfs(2)
+   * does. Not FileIO.syncFs itself, so stores on this disk sync file by file unless a test
+   * attaches it as syncFs.
+   */
+  async syncAll(): Promise<void> {
+    this.check("syncfs", "/");
+    const files = [...this.files];
+    const dirs = [...this.dirs];
+    const snaps = files.map(([, n]) => ({
+      n,
+      data: n.data.slice(0, n.size),
+      mark: n.pending.length,
+      seq: ++n.syncSeq,
+    }));
+    await this.delay();
+    if (this.dead) throw errno("EIO", "crashed during syncfs");
+    for (const x of snaps) {
+      if (x.seq <= x.n.appliedSeq) continue;
+      x.n.appliedSeq = x.seq;
+      x.n.durable = x.data;
+      x.n.pending = x.n.pending.slice(x.mark);
+    }
+    this.durableFiles = new Map(files);
+    this.durableDirs = new Set(dirs);
+  }
+
   /** Bytes of `p` that are durable right now (tests). */
   durableSize(p: string): number {
     return this.files.get(p)?.durable.length ?? 0;

@@ -2,6 +2,7 @@
 // or space-limited implementation. The real one uses pwrite/pread, async fdatasync and Bun.mmap.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { dlopen, FFIType } from "bun:ffi";
 
 export interface FileHandle {
   readonly path: string;
@@ -34,6 +35,11 @@ export interface FileIO {
   rmrf(path: string): void;
   /** fsync a directory so creates, renames and unlinks in it are durable. */
   syncDir(path: string): Promise<void>;
+  /**
+   * Make everything written so far on the file system holding `path` durable (syncfs(2)): one
+   * journal commit for many files. Absent where not available (callers sync file by file).
+   */
+  syncFs?(path: string): Promise<void>;
 }
 
 function errnoCode(e: unknown): string | undefined {
@@ -105,6 +111,19 @@ class RealHandle implements FileHandle {
   }
 }
 
+let libc: { symbols: { syncfs: (fd: number) => number } } | null | undefined;
+/** syncfs(2) through libc, or null where it cannot be loaded (then files are synced one by one). */
+function syncfsCall(): ((fd: number) => number) | null {
+  if (libc === undefined) {
+    try {
+      libc = dlopen("libc.so.6", { syncfs: { args: [FFIType.i32], returns: FFIType.i32 } });
+    } catch {
+      libc = null;
+    }
+  }
+  return libc === null ? null : libc.symbols.syncfs;
+}
+
 export const realFileIO: FileIO = {
   open(p, create) {
     const flags = fs.constants.O_RDWR | (create ? fs.constants.O_CREAT : 0);
@@ -141,7 +160,26 @@ export const realFileIO: FileIO = {
       });
     });
   },
+  // Blocks the event loop for the length of the sync: meant for shutdown, where nothing else runs.
+  syncFs(p) {
+    const call = syncfsCall();
+    if (call === null) return Promise.reject(new Error("syncfs is not available"));
+    const fd = fs.openSync(p, "r");
+    try {
+      if (call(fd) !== 0) throw Object.assign(new Error(`syncfs ${p} failed`), { code: "EIO" });
+    } finally {
+      fs.closeSync(fd);
+    }
+    return Promise.resolve();
+  },
 };
+
+/** Replace `p` atomically, not synced (a later file-system sync makes it durable). */
+export function writeFileReplacing(io: FileIO, p: string, data: Uint8Array): void {
+  const tmp = p + ".tmp";
+  io.writeFile(tmp, data);
+  io.rename(tmp, p);
+}
 
 /** Replace `p` atomically and durably: temp file, fdatasync, rename, directory sync. */
 export async function writeFileDurable(io: FileIO, p: string, data: Uint8Array): Promise<void> {

@@ -190,5 +190,6 @@ export function cachedFileIO(base: FileIO, cache: HandleCache): FileIO {
     rename: (a, b) => base.rename(a, b),
     rmrf: (p) => base.rmrf(p),
     syncDir: (p) => cache.inTurn(() => base.syncDir(p)),
+    ...(base.syncFs ? { syncFs: (p: string) => cache.inTurn(() => base.syncFs!(p)) } : {}),
   };
 }

@@ -286,13 +286,47 @@ export class SegmentLogStore implements LogStore {
     }
   }
 
+  /**
+   * Closes many logs with two file-system syncs in all instead of about seven syncs per log
+   * (each a journal commit): at 10,000 partitions the shutdown outlasted its budget, so the next
+   * start recovered every log as after a crash. First everything the clean checkpoints describe,
+   * then a sync, then the checkpoints, then a sync (SegmentPartitionLog.stageClose).
+   */
+  private async closeTogether(
+    logs: SegmentPartitionLog[],
+    syncFs: (p: string) => Promise<void>,
+  ): Promise<PromiseSettledResult<unknown>[]> {
+    const staged = await Promise.allSettled(logs.map((l) => l.stageClose()));
+    const ready = logs.filter((_, i) => {
+      const r = staged[i];
+      return r.status === "fulfilled" && r.value;
+    });
+    try {
+      await syncFs(this.logsDir);
+    } catch (e) {
+      // No clean checkpoint without the sync under it: those logs are recovered at next start.
+      for (const l of ready) l.abandon();
+      return [...staged, { status: "rejected", reason: e }];
+    }
+    const done = await Promise.allSettled(ready.map((l) => l.finishStagedClose()));
+    try {
+      await syncFs(this.logsDir);
+    } catch (e) {
+      done.push({ status: "rejected", reason: e });
+    }
+    return [...staged, ...done];
+  }
+
   async closeAll(): Promise<void> {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     await Promise.allSettled([...this.opening.values()]);
-    const results = await Promise.allSettled([...this.logs.values()].map((l) => l.close()));
+    const logs = [...this.logs.values()];
     this.logs.clear();
+    const results = this.io.syncFs !== undefined && logs.length > 1
+      ? await this.closeTogether(logs, this.io.syncFs)
+      : await Promise.allSettled(logs.map((l) => l.close()));
     for (const r of results) {
       if (r.status === "rejected") {
         this.logger("error", "close failed", { error: String(r.reason) });

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { crc32c } from "../protocol/crc32c.ts";
 import type { BatchHeader, DecompressFn } from "../protocol/record-batch.ts";
 import { LeaderEpochCache } from "./epoch-cache.ts";
-import { errnoCode, type FileIO, writeFileDurable } from "./file-io.ts";
+import { errnoCode, type FileIO, writeFileDurable, writeFileReplacing } from "./file-io.ts";
 import { GroupCommit, handled } from "./group-commit.ts";
 import { MIN_MARGIN, ZeroAheadPolicy } from "./zero-ahead.ts";
 import { checkAppendProducers, ProducerStateManager } from "./producer-state.ts";
@@ -986,46 +986,102 @@ export class SegmentPartitionLog implements PartitionLog {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (!this.beginClose()) return;
+    try {
+      await this.writeCloseFiles(true);
+      await this.writeCheckpoint(true);
+    } finally {
+      this.releaseFiles();
+    }
+  }
+
+  /**
+   * Closing many logs at once (the store's shutdown, given a file-system sync): stageClose writes
+   * what a clean checkpoint vouches for (producer snapshot, indexes, epochs) without syncing
+   * each file; once the caller has synced the file system, finishStagedClose writes the clean
+   * checkpoint (replaced, not synced) and one more sync makes every checkpoint durable. A crash
+   * before that leaves the previous checkpoint, unclean: that log is recovered as after kill -9.
+   * Resolves false when nothing is left to write (already closed, or clean on disk).
+   */
+  async stageClose(): Promise<boolean> {
+    if (!this.beginClose()) return false;
+    try {
+      await this.writeCloseFiles(false);
+      return true;
+    } catch (e) {
+      this.releaseFiles();
+      throw e;
+    }
+  }
+
+  /** After stageClose and a file-system sync: the clean checkpoint, then the files close. */
+  async finishStagedClose(): Promise<void> {
+    try {
+      await this.checkpointChain;
+      const data = this.checkpointData(true);
+      writeFileReplacing(
+        this.deps.io,
+        path.join(this.dir, CHECKPOINT_FILE),
+        new TextEncoder().encode(encodeCheckpoint(data)),
+      );
+      this.lastCheckpoint = JSON.stringify(data);
+      this.diskRecoveryPoint = data.recoveryPoint;
+      this.cleanOnDisk = true;
+    } finally {
+      this.releaseFiles();
+    }
+  }
+
+  /** Marks the log closed; false when nothing is left to write (then its files are released). */
+  private beginClose(): boolean {
+    if (this.closed) return false;
     this.closed = true;
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.checkpointTimer !== null) clearTimeout(this.checkpointTimer);
     if (this.cleanOnDisk) {
       // Nothing changed since a clean open: the files on disk already say so.
-      this.commit.fail(new StorageError("log closed"));
-      for (const s of this.segments) s.close();
+      this.releaseFiles();
+      return false;
+    }
+    return true;
+  }
+
+  private releaseFiles(): void {
+    this.commit.fail(new StorageError("log closed"));
+    for (const s of this.segments) s.close();
+  }
+
+  /** Everything a clean checkpoint describes, each file synced when `sync` (else the caller). */
+  private async writeCloseFiles(sync: boolean): Promise<void> {
+    if (this.uncleanMark) await this.uncleanMark.catch(() => {});
+    // The zeros in flight (stopped after their current piece) land before the clean checkpoint.
+    if (this.zeroing !== null) {
+      this.active.haltZeroing();
+      await this.zeroing;
+    }
+    await this.commit.flush();
+    const io = this.deps.io;
+    const snap = path.join(this.dir, segmentName(this.logEndOffset(), ".snapshot"));
+    io.writeFile(snap, this.producers.encode());
+    const files = [snap];
+    for (const s of this.segments) {
+      s.writeIndexes();
+      files.push(s.file(".index"), s.file(".timeindex"));
+    }
+    const epochs = path.join(this.dir, EPOCH_FILE);
+    if (!sync) {
+      writeFileReplacing(io, epochs, this.epochs.encode());
       return;
     }
-    try {
-      if (this.uncleanMark) await this.uncleanMark.catch(() => {});
-      // The zeros in flight (stopped after their current piece) land before the clean checkpoint.
-      if (this.zeroing !== null) {
-        this.active.haltZeroing();
-        await this.zeroing;
+    await Promise.all(files.map(async (f) => {
+      const h = io.open(f, false);
+      try {
+        await h.fdatasync();
+      } finally {
+        h.close();
       }
-      await this.commit.flush();
-      const io = this.deps.io;
-      const snap = path.join(this.dir, segmentName(this.logEndOffset(), ".snapshot"));
-      io.writeFile(snap, this.producers.encode());
-      const files = [snap];
-      for (const s of this.segments) {
-        s.writeIndexes();
-        files.push(s.file(".index"), s.file(".timeindex"));
-      }
-      await Promise.all(files.map(async (f) => {
-        const h = io.open(f, false);
-        try {
-          await h.fdatasync();
-        } finally {
-          h.close();
-        }
-      }));
-      await writeFileDurable(io, path.join(this.dir, EPOCH_FILE), this.epochs.encode());
-      await this.writeCheckpoint(true);
-    } finally {
-      this.commit.fail(new StorageError("log closed"));
-      for (const s of this.segments) s.close();
-    }
+    }));
+    await writeFileDurable(io, epochs, this.epochs.encode());
   }
 
   /** Close without a clean checkpoint (tests, deletion). */
