@@ -449,7 +449,7 @@ export class ReplicationAdmin {
           reason: c.reason,
         });
       } catch (e) {
-        const code = e instanceof MetaError ? e.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+        const code = e instanceof MetaError ? e.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR;
         if (code === ErrorCode.INVALID_UPDATE_VERSION) stale.push(i);
         const { topic, partition } = plan.results[i];
         for (const r of plan.results) {

@@ -8,7 +8,7 @@ import { MetaError } from "../meta/index.ts";
 import { CorruptLogError, LogError, QuarantinedLogError } from "../storage/index.ts";
 import { BrokerError } from "../core/partition-manager.ts";
 import { ReplicaError } from "../replication/replica.ts";
-import { ErrorCode } from "../protocol/kafka/error-codes.ts";
+import { ErrorCode, httpStatusOf } from "../protocol/kafka/error-codes.ts";
 
 export class HttpError extends Error {
   constructor(
@@ -31,61 +31,17 @@ export const topicNotFound = (topic: string) =>
     `Topic '${topic}' does not exist.`,
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
   );
+/** REST Proxy's "partition not found" (40402). */
+export const partitionNotFound = (message: string) =>
+  new HttpError(404, 40402, message, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+/** Damaged stored bytes: the server's fault (500), not a full disk (507), though Kafka's code is 56. */
+export const damagedData = (message: string) =>
+  new HttpError(500, 50056, message, ErrorCode.KAFKA_STORAGE_ERROR);
 export const unsupportedMedia = (message: string) => new HttpError(415, 41500, message);
 
-/** Kafka error code -> HTTP status. */
+/** Kafka error code -> HTTP status, from the one error table (src/protocol/kafka/error-codes.ts). */
 export function statusForKafkaCode(code: number): ContentfulStatusCode {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.GROUP_ID_NOT_FOUND:
-    case ErrorCode.UNKNOWN_MEMBER_ID:
-    case ErrorCode.UNKNOWN_TOPIC_ID:
-      return 404;
-    case ErrorCode.TOPIC_ALREADY_EXISTS:
-    case ErrorCode.ILLEGAL_GENERATION:
-    case ErrorCode.REBALANCE_IN_PROGRESS:
-    case ErrorCode.NON_EMPTY_GROUP:
-    case ErrorCode.FENCED_INSTANCE_ID:
-    case ErrorCode.INCONSISTENT_GROUP_PROTOCOL:
-    case ErrorCode.GROUP_MAX_SIZE_REACHED:
-      return 409;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-    case ErrorCode.OFFSET_METADATA_TOO_LARGE:
-      return 413;
-    case ErrorCode.OFFSET_OUT_OF_RANGE:
-      return 416;
-    case ErrorCode.INVALID_GROUP_ID:
-    case ErrorCode.INVALID_SESSION_TIMEOUT:
-    case ErrorCode.INVALID_COMMIT_OFFSET_SIZE:
-      return 400;
-    case ErrorCode.CORRUPT_MESSAGE:
-    case ErrorCode.INVALID_TOPIC_EXCEPTION:
-    case ErrorCode.INVALID_TIMESTAMP:
-    case ErrorCode.INVALID_PARTITIONS:
-    case ErrorCode.INVALID_REPLICATION_FACTOR:
-    case ErrorCode.INVALID_REPLICA_ASSIGNMENT:
-    case ErrorCode.INVALID_CONFIG:
-    case ErrorCode.INVALID_REQUEST:
-    case ErrorCode.POLICY_VIOLATION:
-    case ErrorCode.INVALID_RECORD:
-      return 422;
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return 507;
-    case ErrorCode.NOT_CONTROLLER: // a metadata write on a follower: the message names the leader
-    case ErrorCode.BROKER_NOT_AVAILABLE:
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.COORDINATOR_NOT_AVAILABLE:
-    case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-    case ErrorCode.NOT_COORDINATOR:
-      return 503;
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return 504;
-    default:
-      return 500;
-  }
+  return httpStatusOf(code) as ContentfulStatusCode;
 }
 
 /** What a client should do about a group error: the hint users of REST proxies asked for. */
@@ -120,17 +76,16 @@ export function toHttpError(e: unknown): HttpError | undefined {
     const status = e.status as ContentfulStatusCode;
     return new HttpError(status, status * 100, e.message || "bad request");
   }
-  // Damaged stored bytes are the server's fault, not a full disk (507).
   if (e instanceof CorruptLogError || e instanceof QuarantinedLogError) {
-    return new HttpError(500, 50056, e.message, e.errorCode);
+    return damagedData(e.message);
   }
-  let code: number | undefined;
-  if (e instanceof MetaError) code = e.code;
-  else if (e instanceof LogError || e instanceof BrokerError || e instanceof ReplicaError) {
-    code = e.errorCode;
+  if (
+    e instanceof MetaError || e instanceof LogError || e instanceof BrokerError ||
+    e instanceof ReplicaError
+  ) {
+    return kafkaError(e.errorCode, e.message);
   }
-  if (code === undefined) return undefined;
-  return kafkaError(code, (e as Error).message);
+  return undefined;
 }
 
 export function errorBody(e: HttpError) {

@@ -12,7 +12,7 @@ import type { ClusterService } from "../cluster/node.ts";
 import { PeerCallError, type PeerCalls } from "../cluster/peer-calls.ts";
 import type { MetadataStore } from "../meta/index.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
-import { HttpError } from "./errors.ts";
+import { HttpError, kafkaError } from "./errors.ts";
 import { leaderUrl } from "./render.ts";
 
 /** Marks a request passed on by another broker (in Hono's env: no header can forge it). */
@@ -119,14 +119,14 @@ export async function forwardToCoordinator(
   } catch (e) {
     if (!(e instanceof PeerCallError)) throw e;
     if (e.kind === "timeout") {
-      throw new HttpError(
-        504,
-        50407,
-        `broker ${id}, the coordinator of group ${group}, did not answer in time`,
+      throw kafkaError(
         ErrorCode.REQUEST_TIMED_OUT,
+        `broker ${id}, the coordinator of group ${group}, did not answer in time`,
       );
     }
-    if (e.kind === "busy") throw new HttpError(503, 50308, `${e.message}; retry shortly`, 8);
+    if (e.kind === "busy") {
+      throw kafkaError(ErrorCode.BROKER_NOT_AVAILABLE, `${e.message}; retry shortly`);
+    }
     throw notCoordinator(
       broker,
       group,

@@ -8,7 +8,14 @@ import { groupCoordinator } from "../core/group-service.ts";
 import { decodeAssignment, type TopicPartitions } from "../groups/index.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./context.ts";
-import { badRequest, HttpError, kafkaError, notFound, topicNotFound } from "./errors.ts";
+import {
+  badRequest,
+  HttpError,
+  kafkaError,
+  notFound,
+  partitionNotFound,
+  topicNotFound,
+} from "./errors.ts";
 import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
 import { leaderUrl, remotePartitionStats } from "./render.ts";
 import { forwardedBy, forwardToCoordinator } from "./forward.ts";
@@ -353,7 +360,7 @@ export function groupRoutes(app: OpenAPIHono, { broker, access }: HttpContext) {
         const specs = body.offsets.map((o) => {
           const t = broker.meta.getTopic(o.topic);
           if (!t?.partitions.some((p) => p.partition === o.partition)) {
-            throw new HttpError(404, 40402, `partition ${o.topic}-${o.partition} not found`, 3);
+            throw partitionNotFound(`partition ${o.topic}-${o.partition} not found`);
           }
           return {
             topic: o.topic,

@@ -23,7 +23,7 @@ import type { KafkaRecord } from "../protocol/record-batch.ts";
 import { ErrorCode } from "../protocol/kafka/index.ts";
 import { CorruptLogError, OffsetOutOfRangeError } from "../storage/index.ts";
 import { reportDamage } from "../core/damage-log.ts";
-import { HttpError, kafkaError, toHttpError } from "./errors.ts";
+import { damagedData, HttpError, kafkaError, toHttpError } from "./errors.ts";
 import { collect, decodeInto, leaderUrl } from "./render.ts";
 
 export type { From, ReadSpec };
@@ -608,7 +608,7 @@ export class PartitionAccess {
 
   /** A leader's refusal as the API's error. */
   #refusal(e: WireError, topic: string, partition: number, leader: number): HttpError {
-    if (e.corrupt) return new HttpError(500, 50056, e.message, 56);
+    if (e.corrupt) return damagedData(e.message);
     if (e.code === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
       return leaderUnknown(
         topic,
@@ -645,22 +645,18 @@ export class PartitionAccess {
       case "unknown":
         return leaderUnknown(topic, partition, `no address known for broker ${e.nodeId}`);
       case "busy":
-        return new HttpError(503, 50308, `${e.message}: retry shortly`, 8);
+        return kafkaError(ErrorCode.BROKER_NOT_AVAILABLE, `${e.message}: retry shortly`);
       case "timeout":
-        return new HttpError(
-          504,
-          50407,
+        return kafkaError(
+          ErrorCode.REQUEST_TIMED_OUT,
           `${who}, did not answer in time${
             write ? "; the records may or may not have been written" : ""
           }`,
-          ErrorCode.REQUEST_TIMED_OUT,
         );
       default:
-        return new HttpError(
-          503,
-          50308,
+        return kafkaError(
+          ErrorCode.BROKER_NOT_AVAILABLE,
           `${who}, cannot be reached (${e.message}); retry shortly`,
-          8,
         );
     }
   }

@@ -11,12 +11,10 @@ import { AppendBatcher } from "./append-batcher.ts";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./context.ts";
-import { badRequest, HttpError, topicNotFound } from "./errors.ts";
+import { badRequest, partitionNotFound, topicNotFound } from "./errors.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.ts";
 import { leaderUnknown, type PartitionAccess, PRODUCE_TIMEOUT_MS } from "./partition-access.ts";
 
-/** REST Proxy's "partition not found" (40402), as the group offset routes answer it. */
-const partitionNotFound = (message: string) => new HttpError(404, 40402, message, 3);
 import { TopicRoutes } from "./topic-cache.ts";
 import {
   commonErrors,

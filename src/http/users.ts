@@ -5,12 +5,12 @@
 import { randomBytes } from "node:crypto";
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { type HttpContext, on } from "./context.ts";
-import { HttpError, notFound } from "./errors.ts";
+import { HttpError, kafkaError, notFound } from "./errors.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
 import {
   isUserMechanism,
   MAX_SCRAM_ITERATIONS,
-  MetaError,
   MIN_SCRAM_ITERATIONS,
   USER_MECHANISMS,
   type UserMechanism,
@@ -82,7 +82,12 @@ async function credentialsOf(b: z.output<typeof UserBody>): Promise<ScramCredent
     const seen = new Set<string>();
     return b.credentials.map((c) => {
       if (seen.has(c.mechanism)) {
-        throw new HttpError(400, 40000, `${c.mechanism} is given twice`, 92);
+        throw new HttpError(
+          400,
+          40000,
+          `${c.mechanism} is given twice`,
+          ErrorCode.DUPLICATE_RESOURCE,
+        );
       }
       seen.add(c.mechanism);
       const salt = new Uint8Array(Buffer.from(c.salt, "base64"));
@@ -106,16 +111,6 @@ async function credentialsOf(b: z.output<typeof UserBody>): Promise<ScramCredent
     out.push(credentialFromSalted(m, salt, iterations, salted));
   }
   return out;
-}
-
-/** Kafka's user errors as HTTP statuses. */
-function userError(e: unknown): unknown {
-  if (!(e instanceof MetaError)) return e;
-  if (e.codeName === "RESOURCE_NOT_FOUND") return new HttpError(404, 40491, e.message, e.code);
-  if (e.codeName === "UNACCEPTABLE_CREDENTIAL") {
-    return new HttpError(422, 42293, e.message, e.code);
-  }
-  return e;
 }
 
 export function userRoutes(app: OpenAPIHono, ctx: HttpContext): void {
@@ -172,13 +167,10 @@ export function userRoutes(app: OpenAPIHono, ctx: HttpContext): void {
     async (c) => {
       const body = valid(c, "json", UserBody);
       const why = userNameProblem(body.name);
-      if (why !== undefined) throw new HttpError(422, 42293, why, 93);
+      if (why !== undefined) throw kafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, why);
       const creds = await credentialsOf(body);
-      try {
-        for (const cred of creds) await meta.setScramCredential(body.name, cred);
-      } catch (e) {
-        throw userError(e);
-      }
+      // A refusal (MetaError) becomes 404/422 through the one error table (app.onError).
+      for (const cred of creds) await meta.setScramCredential(body.name, cred);
       return c.json(userView(meta, body.name)[0], 201);
     },
   );
@@ -209,11 +201,7 @@ export function userRoutes(app: OpenAPIHono, ctx: HttpContext): void {
           40491,
         );
       }
-      try {
-        for (const m of gone) await meta.deleteScramCredential(name, m);
-      } catch (e) {
-        throw userError(e);
-      }
+      for (const m of gone) await meta.deleteScramCredential(name, m);
       return c.body(null, 204);
     },
   );

@@ -85,15 +85,8 @@ export class CloseConnection extends Error {
   override readonly name = "CloseConnection";
 }
 
-/** The Kafka error code of a thrown error: typed errors carry one, anything else is -1. */
-export function errorCodeOf(e: unknown): number {
-  if (e && typeof e === "object") {
-    const o = e as { errorCode?: unknown; code?: unknown };
-    if (typeof o.errorCode === "number") return o.errorCode;
-    if (typeof o.code === "number") return o.code;
-  }
-  return -1;
-}
+/** Handlers read a thrown error's Kafka code with this (defined beside the one error table). */
+export { errorCodeOf } from "../protocol/kafka/error-codes.ts";
 
 export function errorMessageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

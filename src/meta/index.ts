@@ -1,5 +1,5 @@
 // Public surface of the metadata layer; other modules import from here only.
-export { ErrorCode, type ErrorCodeName, IdentityError, MetaError } from "./errors.ts";
+export { IdentityError, MetaError } from "./errors.ts";
 export {
   ensureIdentity,
   type Identity,

@@ -276,7 +276,7 @@ describe("ReplicationAdmin elections", () => {
     f.controller.active = false;
     const e = await f.admin.electLeaders(ElectionType.PREFERRED, null).catch((x) => x);
     expect(e).toBeInstanceOf(NotControllerError);
-    expect((e as MetaError).code).toBe(E.NOT_CONTROLLER);
+    expect((e as MetaError).errorCode).toBe(E.NOT_CONTROLLER);
     const unknown = fake({ controllerId: -1 });
     expect(await unknown.admin.electLeaders(ElectionType.PREFERRED, null).catch((x) => x))
       .toBeInstanceOf(NotControllerError);

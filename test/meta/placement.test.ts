@@ -39,7 +39,7 @@ function refusedAtOpen(opts: StoreOptions): void {
 async function codeOf(p: Promise<unknown>): Promise<number> {
   const e = await p.then(() => undefined, (x) => x);
   if (!(e instanceof MetaError)) throw new Error(`expected a MetaError, got ${e}`);
-  return e.code;
+  return e.errorCode;
 }
 
 function count(values: number[]): Map<number, number> {
@@ -151,7 +151,7 @@ describe("default replication factor", () => {
     const one = await storeWith(1, { defaultReplicationFactor: 2 });
     const e = await one.createTopic("a", 1, -1).catch((x) => x);
     expect(e).toBeInstanceOf(MetaError);
-    expect(e.code).toBe(38);
+    expect(e.errorCode).toBe(38);
     expect(e.message).toContain("default.replication.factor");
     // An explicit factor still wins over the default.
     expect((await one.createTopic("b", 1, 1)).partitions[0].replicas).toEqual([0]);
@@ -215,7 +215,7 @@ describe("manual assignments", () => {
     await store.fenceBroker(2);
     const fenced = await store.createTopic("m", -1, -1, {}, { assignments: [[0, 2]] })
       .catch((x) => x);
-    expect(fenced.code).toBe(39);
+    expect(fenced.errorCode).toBe(39);
     expect(fenced.message).toContain("fenced");
     down = new Set([3]);
     expect(await codeOf(store.createTopic("m", -1, -1, {}, { assignments: [[3, 0]] }))).toBe(39);

@@ -69,7 +69,7 @@ describe("metadata records", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(MetaError);
-      expect((err as MetaError).code).toBe(42);
+      expect((err as MetaError).errorCode).toBe(42);
     });
   });
 });

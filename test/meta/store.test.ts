@@ -8,7 +8,7 @@ const BROKER = { nodeId: 0, host: "localhost", kafkaPort: 9092, httpPort: 8080, 
 async function codeOf(p: Promise<unknown>): Promise<number> {
   const e = await p.then(() => undefined, (x) => x);
   if (!(e instanceof MetaError)) throw new Error(`expected a MetaError, got ${e}`);
-  return e.code;
+  return e.errorCode;
 }
 
 let t: { dir: string; cleanup: () => void };

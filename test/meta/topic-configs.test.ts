@@ -15,7 +15,7 @@ function code(fn: () => unknown): number | undefined {
   try {
     fn();
   } catch (e) {
-    if (e instanceof MetaError) return e.code;
+    if (e instanceof MetaError) return e.errorCode;
     throw e;
   }
   return undefined;

@@ -44,7 +44,7 @@ describe("topic names", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(MetaError);
-      expect((err as MetaError).code).toBe(17);
+      expect((err as MetaError).errorCode).toBe(17);
       expect((err as MetaError).message).toMatch(why);
     });
   }
@@ -75,11 +75,11 @@ describe("topic names", () => {
       await store.createTopic("metrics.cpu", 1, 1);
       const e = await store.createTopic("metrics_cpu", 1, 1).catch((x) => x);
       expect(e).toBeInstanceOf(MetaError);
-      expect(e.code).toBe(17);
+      expect(e.errorCode).toBe(17);
       expect(e.message).toMatch(/collides with existing topic: metrics.cpu/);
       await expect(store.createTopic("metrics-cpu", 1, 1)).resolves.toBeDefined();
       const bad = await store.createTopic("..", 1, 1).catch((x) => x);
-      expect(bad.code).toBe(17);
+      expect(bad.errorCode).toBe(17);
       expect(store.listTopics().map((x) => x.name)).toEqual(["metrics-cpu", "metrics.cpu"]);
     } finally {
       await store.close();

@@ -1,125 +1,130 @@
-/** Kafka error codes (Errors.java numbers) with the Java client's retriable flag. */
+// Kafka's error codes, each defined once: its number (Errors.java), whether the Java client
+// retries it (a RetriableException), and the HTTP status the REST front door answers it with
+// (src/http/errors.ts builds its error bodies from this; 500 where no better status fits, as
+// for a server fault). Storage, metadata, core, group and HTTP errors all carry these numbers as
+// `errorCode`.
 
-export const ErrorCode = {
-  UNKNOWN_SERVER_ERROR: -1,
-  NONE: 0,
-  OFFSET_OUT_OF_RANGE: 1,
-  CORRUPT_MESSAGE: 2,
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  LEADER_NOT_AVAILABLE: 5,
-  NOT_LEADER_OR_FOLLOWER: 6,
-  REQUEST_TIMED_OUT: 7,
-  BROKER_NOT_AVAILABLE: 8,
-  MESSAGE_TOO_LARGE: 10,
-  OFFSET_METADATA_TOO_LARGE: 12,
-  NETWORK_EXCEPTION: 13,
-  COORDINATOR_LOAD_IN_PROGRESS: 14,
-  COORDINATOR_NOT_AVAILABLE: 15,
-  NOT_COORDINATOR: 16,
-  INVALID_TOPIC_EXCEPTION: 17,
-  RECORD_LIST_TOO_LARGE: 18,
-  NOT_ENOUGH_REPLICAS: 19,
-  NOT_ENOUGH_REPLICAS_AFTER_APPEND: 20,
-  INVALID_REQUIRED_ACKS: 21,
-  ILLEGAL_GENERATION: 22,
-  INCONSISTENT_GROUP_PROTOCOL: 23,
-  INVALID_GROUP_ID: 24,
-  UNKNOWN_MEMBER_ID: 25,
-  INVALID_SESSION_TIMEOUT: 26,
-  REBALANCE_IN_PROGRESS: 27,
-  INVALID_COMMIT_OFFSET_SIZE: 28,
-  TOPIC_AUTHORIZATION_FAILED: 29,
-  GROUP_AUTHORIZATION_FAILED: 30,
-  CLUSTER_AUTHORIZATION_FAILED: 31,
-  INVALID_TIMESTAMP: 32,
-  UNSUPPORTED_SASL_MECHANISM: 33,
-  ILLEGAL_SASL_STATE: 34,
-  UNSUPPORTED_VERSION: 35,
-  TOPIC_ALREADY_EXISTS: 36,
-  INVALID_PARTITIONS: 37,
-  INVALID_REPLICATION_FACTOR: 38,
-  INVALID_REPLICA_ASSIGNMENT: 39,
-  INVALID_CONFIG: 40,
-  NOT_CONTROLLER: 41,
-  INVALID_REQUEST: 42,
-  UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
-  POLICY_VIOLATION: 44,
-  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
-  DUPLICATE_SEQUENCE_NUMBER: 46,
-  INVALID_PRODUCER_EPOCH: 47,
-  INVALID_TXN_STATE: 48,
-  INVALID_PRODUCER_ID_MAPPING: 49,
-  CONCURRENT_TRANSACTIONS: 51,
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
-  KAFKA_STORAGE_ERROR: 56,
-  SASL_AUTHENTICATION_FAILED: 58,
-  UNKNOWN_PRODUCER_ID: 59,
-  REASSIGNMENT_IN_PROGRESS: 60,
-  NON_EMPTY_GROUP: 68,
-  GROUP_ID_NOT_FOUND: 69,
-  FETCH_SESSION_ID_NOT_FOUND: 70,
-  INVALID_FETCH_SESSION_EPOCH: 71,
-  TOPIC_DELETION_DISABLED: 73,
-  FENCED_LEADER_EPOCH: 74,
-  UNKNOWN_LEADER_EPOCH: 75,
-  UNSUPPORTED_COMPRESSION_TYPE: 76,
-  OFFSET_NOT_AVAILABLE: 78,
-  MEMBER_ID_REQUIRED: 79,
-  PREFERRED_LEADER_NOT_AVAILABLE: 80,
-  GROUP_MAX_SIZE_REACHED: 81,
-  FENCED_INSTANCE_ID: 82,
-  ELIGIBLE_LEADERS_NOT_AVAILABLE: 83,
-  ELECTION_NOT_NEEDED: 84,
-  NO_REASSIGNMENT_IN_PROGRESS: 85,
-  INVALID_RECORD: 87,
-  UNSTABLE_OFFSET_COMMIT: 88,
-  THROTTLING_QUOTA_EXCEEDED: 89,
-  PRODUCER_FENCED: 90,
-  RESOURCE_NOT_FOUND: 91,
-  DUPLICATE_RESOURCE: 92,
-  UNACCEPTABLE_CREDENTIAL: 93,
-  UNKNOWN_TOPIC_ID: 100,
-  INELIGIBLE_REPLICA: 107,
-  INVALID_UPDATE_VERSION: 108,
-} as const;
-
-export type ErrorCodeName = keyof typeof ErrorCode;
-export type ErrorCodeValue = (typeof ErrorCode)[ErrorCodeName];
-
-/** Codes the Java client treats as retriable (RetriableException subclasses). */
-const RETRIABLE: ReadonlySet<number> = new Set<number>([
-  ErrorCode.CORRUPT_MESSAGE,
-  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-  ErrorCode.LEADER_NOT_AVAILABLE,
-  ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  ErrorCode.REQUEST_TIMED_OUT,
-  ErrorCode.NETWORK_EXCEPTION,
-  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-  ErrorCode.COORDINATOR_NOT_AVAILABLE,
-  ErrorCode.NOT_COORDINATOR,
-  ErrorCode.NOT_ENOUGH_REPLICAS,
-  ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-  ErrorCode.NOT_CONTROLLER,
-  ErrorCode.CONCURRENT_TRANSACTIONS,
-  ErrorCode.KAFKA_STORAGE_ERROR,
-  ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
-  ErrorCode.INVALID_FETCH_SESSION_EPOCH,
-  ErrorCode.FENCED_LEADER_EPOCH,
-  ErrorCode.UNKNOWN_LEADER_EPOCH,
-  ErrorCode.OFFSET_NOT_AVAILABLE,
-  ErrorCode.UNSTABLE_OFFSET_COMMIT,
-  ErrorCode.THROTTLING_QUOTA_EXCEEDED,
-  ErrorCode.UNKNOWN_TOPIC_ID,
-]);
-
-export function isRetriable(code: number): boolean {
-  return RETRIABLE.has(code);
+interface ErrorSpec {
+  readonly code: number;
+  readonly http: number;
+  readonly retriable?: true;
 }
 
-const NAMES = new Map<number, ErrorCodeName>(
-  (Object.entries(ErrorCode) as [ErrorCodeName, number][]).map(([k, v]) => [v, k]),
+const ERRORS = {
+  UNKNOWN_SERVER_ERROR: { code: -1, http: 500 },
+  NONE: { code: 0, http: 200 },
+  OFFSET_OUT_OF_RANGE: { code: 1, http: 416 },
+  CORRUPT_MESSAGE: { code: 2, http: 422, retriable: true },
+  UNKNOWN_TOPIC_OR_PARTITION: { code: 3, http: 404, retriable: true },
+  LEADER_NOT_AVAILABLE: { code: 5, http: 500, retriable: true },
+  NOT_LEADER_OR_FOLLOWER: { code: 6, http: 503, retriable: true },
+  REQUEST_TIMED_OUT: { code: 7, http: 504, retriable: true },
+  BROKER_NOT_AVAILABLE: { code: 8, http: 503 },
+  MESSAGE_TOO_LARGE: { code: 10, http: 413 },
+  OFFSET_METADATA_TOO_LARGE: { code: 12, http: 413 },
+  NETWORK_EXCEPTION: { code: 13, http: 500, retriable: true },
+  COORDINATOR_LOAD_IN_PROGRESS: { code: 14, http: 503, retriable: true },
+  COORDINATOR_NOT_AVAILABLE: { code: 15, http: 503, retriable: true },
+  NOT_COORDINATOR: { code: 16, http: 503, retriable: true },
+  INVALID_TOPIC_EXCEPTION: { code: 17, http: 422 },
+  RECORD_LIST_TOO_LARGE: { code: 18, http: 413 },
+  NOT_ENOUGH_REPLICAS: { code: 19, http: 503, retriable: true },
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND: { code: 20, http: 503, retriable: true },
+  INVALID_REQUIRED_ACKS: { code: 21, http: 500 },
+  ILLEGAL_GENERATION: { code: 22, http: 409 },
+  INCONSISTENT_GROUP_PROTOCOL: { code: 23, http: 409 },
+  INVALID_GROUP_ID: { code: 24, http: 400 },
+  UNKNOWN_MEMBER_ID: { code: 25, http: 404 },
+  INVALID_SESSION_TIMEOUT: { code: 26, http: 400 },
+  REBALANCE_IN_PROGRESS: { code: 27, http: 409 },
+  INVALID_COMMIT_OFFSET_SIZE: { code: 28, http: 400 },
+  TOPIC_AUTHORIZATION_FAILED: { code: 29, http: 500 },
+  GROUP_AUTHORIZATION_FAILED: { code: 30, http: 500 },
+  CLUSTER_AUTHORIZATION_FAILED: { code: 31, http: 500 },
+  INVALID_TIMESTAMP: { code: 32, http: 422 },
+  UNSUPPORTED_SASL_MECHANISM: { code: 33, http: 500 },
+  ILLEGAL_SASL_STATE: { code: 34, http: 500 },
+  UNSUPPORTED_VERSION: { code: 35, http: 500 },
+  TOPIC_ALREADY_EXISTS: { code: 36, http: 409 },
+  INVALID_PARTITIONS: { code: 37, http: 422 },
+  INVALID_REPLICATION_FACTOR: { code: 38, http: 422 },
+  INVALID_REPLICA_ASSIGNMENT: { code: 39, http: 422 },
+  INVALID_CONFIG: { code: 40, http: 422 },
+  NOT_CONTROLLER: { code: 41, http: 503, retriable: true },
+  INVALID_REQUEST: { code: 42, http: 422 },
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: { code: 43, http: 500 },
+  POLICY_VIOLATION: { code: 44, http: 422 },
+  OUT_OF_ORDER_SEQUENCE_NUMBER: { code: 45, http: 500 },
+  DUPLICATE_SEQUENCE_NUMBER: { code: 46, http: 500 },
+  INVALID_PRODUCER_EPOCH: { code: 47, http: 500 },
+  INVALID_TXN_STATE: { code: 48, http: 500 },
+  INVALID_PRODUCER_ID_MAPPING: { code: 49, http: 500 },
+  CONCURRENT_TRANSACTIONS: { code: 51, http: 500, retriable: true },
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { code: 53, http: 500 },
+  KAFKA_STORAGE_ERROR: { code: 56, http: 507, retriable: true },
+  SASL_AUTHENTICATION_FAILED: { code: 58, http: 500 },
+  UNKNOWN_PRODUCER_ID: { code: 59, http: 500 },
+  REASSIGNMENT_IN_PROGRESS: { code: 60, http: 500 },
+  NON_EMPTY_GROUP: { code: 68, http: 409 },
+  GROUP_ID_NOT_FOUND: { code: 69, http: 404 },
+  FETCH_SESSION_ID_NOT_FOUND: { code: 70, http: 500, retriable: true },
+  INVALID_FETCH_SESSION_EPOCH: { code: 71, http: 500, retriable: true },
+  TOPIC_DELETION_DISABLED: { code: 73, http: 500 },
+  FENCED_LEADER_EPOCH: { code: 74, http: 500, retriable: true },
+  UNKNOWN_LEADER_EPOCH: { code: 75, http: 500, retriable: true },
+  UNSUPPORTED_COMPRESSION_TYPE: { code: 76, http: 500 },
+  OFFSET_NOT_AVAILABLE: { code: 78, http: 500, retriable: true },
+  MEMBER_ID_REQUIRED: { code: 79, http: 500 },
+  PREFERRED_LEADER_NOT_AVAILABLE: { code: 80, http: 500 },
+  GROUP_MAX_SIZE_REACHED: { code: 81, http: 409 },
+  FENCED_INSTANCE_ID: { code: 82, http: 409 },
+  ELIGIBLE_LEADERS_NOT_AVAILABLE: { code: 83, http: 500 },
+  ELECTION_NOT_NEEDED: { code: 84, http: 500 },
+  NO_REASSIGNMENT_IN_PROGRESS: { code: 85, http: 500 },
+  INVALID_RECORD: { code: 87, http: 422 },
+  UNSTABLE_OFFSET_COMMIT: { code: 88, http: 500, retriable: true },
+  THROTTLING_QUOTA_EXCEEDED: { code: 89, http: 500, retriable: true },
+  PRODUCER_FENCED: { code: 90, http: 500 },
+  RESOURCE_NOT_FOUND: { code: 91, http: 404 },
+  DUPLICATE_RESOURCE: { code: 92, http: 500 },
+  UNACCEPTABLE_CREDENTIAL: { code: 93, http: 422 },
+  UNKNOWN_TOPIC_ID: { code: 100, http: 404, retriable: true },
+  INELIGIBLE_REPLICA: { code: 107, http: 500 },
+  INVALID_UPDATE_VERSION: { code: 108, http: 500 },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCodeName = keyof typeof ERRORS;
+export const ErrorCode = Object.fromEntries(
+  Object.entries(ERRORS).map(([name, e]) => [name, e.code]),
+) as { readonly [K in ErrorCodeName]: (typeof ERRORS)[K]["code"] };
+export type ErrorCodeValue = (typeof ErrorCode)[ErrorCodeName];
+
+const BY_CODE = new Map<number, ErrorSpec & { name: ErrorCodeName }>(
+  (Object.entries(ERRORS) as [ErrorCodeName, ErrorSpec][]).map(([name, e]) => [
+    e.code,
+    { ...e, name },
+  ]),
 );
 
+/** Whether the Java client retries this code. */
+export function isRetriable(code: number): boolean {
+  return BY_CODE.get(code)?.retriable === true;
+}
+
 export function errorName(code: number): string {
-  return NAMES.get(code) ?? `UNKNOWN_ERROR_${code}`;
+  return BY_CODE.get(code)?.name ?? `UNKNOWN_ERROR_${code}`;
+}
+
+/** The HTTP status of a Kafka error code; 500 for a code not in the table. */
+export function httpStatusOf(code: number): number {
+  return BY_CODE.get(code)?.http ?? 500;
+}
+
+/**
+ * The Kafka error code of a thrown error: typed errors (storage, metadata, core, replication)
+ * all carry one as `errorCode`; anything else is -1 (UNKNOWN_SERVER_ERROR).
+ */
+export function errorCodeOf(e: unknown): number {
+  const code = e && typeof e === "object" ? (e as { errorCode?: unknown }).errorCode : undefined;
+  return typeof code === "number" ? code : -1;
 }
