@@ -20,7 +20,8 @@ from a seed, with acks=all producers (kafkajs and librdkafka, idempotent and pla
 group committing offsets; then heals everything, reads every replica back and checks the history.
 
 options:
-  --duration S     seconds of faults (default 120); setup and the final check add about a minute
+  --duration T     how long faults are injected: seconds, or 90s, 20m, 1h (default 120); setup
+                   and the final check add one to three minutes
   --seed N         the schedule's seed (default: drawn and printed)
   --faults LIST    fault kinds, comma-separated, from: ${FAULT_KINDS.join(", ")} (default: all)
   --brokers N      3 or 5 (default 3)
@@ -44,6 +45,17 @@ function intArg(v: string | undefined, name: string, dflt: number, min: number):
   if (v === undefined) return dflt;
   if (!/^\d+$/.test(v) || Number(v) < min) fail(`--${name}: expected an integer >= ${min}`);
   return Number(v);
+}
+
+/** --duration: seconds, or with a unit: 90s, 20m, 1h. */
+function durationArg(v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const m = /^(\d+)(s|m|h)?$/.exec(v);
+  const n = m ? Number(m[1]) * ({ s: 1, m: 60, h: 3600 }[m[2] ?? "s"] ?? 1) : 0;
+  if (!(n >= 1 && n <= 7 * 86_400)) {
+    fail("--duration: seconds (>= 1), or with a unit: 90s, 20m, 1h");
+  }
+  return n;
 }
 
 let args;
@@ -85,7 +97,7 @@ if (args.check !== undefined) {
   process.exit(v.ok ? 0 : 1);
 }
 const quick = args.quick === true;
-const durationS = intArg(args.duration, "duration", quick ? 60 : 120, 1);
+const durationS = durationArg(args.duration, quick ? 60 : 120);
 const seed = intArg(args.seed, "seed", Math.floor(Math.random() * 1_000_000), 0);
 const brokers = intArg(args.brokers, "brokers", 3, 3);
 if (brokers !== 3 && brokers !== 5) fail("--brokers: 3 or 5");

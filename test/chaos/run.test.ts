@@ -26,6 +26,27 @@ test("the seed's two faults are one kill and one partition", () => {
   expect(s.map((x) => x.kind).sort()).toEqual(["kill", "partition"]);
 });
 
+test("--duration takes seconds or a unit; anything else is bad usage (exit 2)", () => {
+  const run = (...a: string[]) => {
+    const r = Bun.spawnSync([
+      process.execPath,
+      join(import.meta.dir, "..", "..", "scripts", "chaos.ts"),
+      ...a,
+    ]);
+    return { code: r.exitCode, err: r.stderr.toString().split("\n")[0] };
+  };
+  for (const bad of ["5x", "0m", "1.5m"]) {
+    expect(run("--duration", bad)).toEqual({
+      code: 2,
+      err: "chaos: --duration: seconds (>= 1), or with a unit: 90s, 20m, 1h",
+    });
+  }
+  // Accepted: the next check (an unknown fault kind) is what fails.
+  for (const good of ["20m", "90s"]) {
+    expect(run("--duration", good, "--faults", "nope").err).toContain("--faults: unknown fault");
+  }
+}, 120_000);
+
 test.skipIf(why !== undefined)(
   `npm run chaos -- --quick: a kill and a partition, no violation${
     why ? ` (skipped: ${why})` : ""
