@@ -7,6 +7,7 @@ import { advertisedKafka, type BrokerConfig, type HostPort } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { type DataDirLock, lockDataDir } from "./datadir-lock.ts";
 import { createHttpApp, HTTP_BODY_LIMIT, HTTP_QUEUED_BODY_LIMIT } from "./http/app.ts";
+import type { ClientEnv } from "./http/acl.ts";
 import { warnIfExposed } from "./http/auth.ts";
 import { type KafkaSecurity, kafkaSecurity, SecurityConfigError } from "./kafka/security.ts";
 import { Metrics } from "./core/metrics.ts";
@@ -317,15 +318,18 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     void partitions.reconcile(); // what was applied between openAll and the line above
     // Listeners bind before the broker registers, so it registers the ports really bound; they
     // answer 503 until everything behind them is up.
-    const http: { app?: { fetch: (req: Request) => Response | Promise<Response> } } = {};
+    const http: {
+      app?: { fetch: (req: Request, env?: ClientEnv) => Response | Promise<Response> };
+    } = {};
     let server: ReturnType<typeof Bun.serve>;
     try {
       server = Bun.serve({
         hostname: cfg.httpAddr.host,
         port: cfg.httpAddr.port,
-        fetch: (req) =>
+        // The caller's address goes with the request: ACLs may name hosts (src/http/acl.ts).
+        fetch: (req, srv) =>
           http.app
-            ? http.app.fetch(req)
+            ? http.app.fetch(req, { clientIp: srv.requestIP(req)?.address })
             : Response.json({ error_code: 50300, message: "starting" }, { status: 503 }),
         // Long-polls and live tails run for long; they send heartbeats, this is the backstop.
         idleTimeout: 255,
@@ -486,6 +490,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     http.app = createHttpApp(broker, {
       token: cfg.httpToken,
       passwords: security.passwords,
+      authorizer: kafkaCtx.authorizer,
       maxBodyBytes: limits.httpMaxBodyBytes,
       queuedMaxBodyBytes: limits.httpQueuedMaxBodyBytes,
       metrics: broker.metrics,

@@ -250,6 +250,8 @@ export const API_RULES: ReadonlyMap<number, ApiRule> = new Map<number, ApiRule>(
   [50, { kind: "checks", needs: cluster(Op.DESCRIBE) }], // DescribeUserScramCredentials
   [51, { kind: "checks", needs: cluster(Op.ALTER) }], // AlterUserScramCredentials
   [60, { kind: "none" }], // DescribeCluster (what Metadata tells anyone)
+  // UnregisterBroker: not served on the Kafka listener; the HTTP API's remove-node stands for it.
+  [64, { kind: "checks", needs: cluster(Op.ALTER) }],
 ]);
 
 export function allowed(authz: Authorizer, who: Requester, need: Need): boolean {

@@ -19,6 +19,8 @@ import { userRoutes } from "./users.ts";
 import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
+import { aclMiddleware } from "./acl.ts";
+import type { LiveAuthorizer } from "../acl/live.ts";
 import type { PasswordChecker } from "../kafka/sasl/password.ts";
 import { consoleRoutes } from "../console/index.ts";
 import { Metrics } from "../core/metrics.ts";
@@ -56,6 +58,8 @@ export interface HttpOptions {
   maxBodyBytes?: number;
   /** Body bytes held across all requests (--http-queued-max-body-bytes). */
   queuedMaxBodyBytes?: number;
+  /** --authorizer acl: routes are checked against the ACLs (acl.ts). */
+  authorizer?: LiveAuthorizer;
 }
 
 /** Routes that answer whether or not the broker is ready. */
@@ -152,6 +156,9 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     }),
   );
 
+  // After the media type is settled: a rule may read the JSON body (parsed once, then cached).
+  app.use("*", aclMiddleware(opts.authorizer));
+
   clusterRoutes(app, ctx);
   topicRoutes(app, ctx);
   produceRoutes(app, ctx);
@@ -236,8 +243,13 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
     passwords: opts.passwords,
   });
   const honoFetch = app.fetch;
+  // With ACLs and no token, every produce is checked: the fast path (token only) is off.
+  const fastOk = opts.authorizer === undefined || opts.token !== undefined;
   app.fetch = (req, ...rest) =>
-    guard(req, (r) => (broker.isReady() ? fast(r) : undefined) ?? honoFetch(r, ...rest));
+    guard(
+      req,
+      (r) => (fastOk && broker.isReady() ? fast(r) : undefined) ?? honoFetch(r, ...rest),
+    );
   // Group requests other brokers pass on to this one as the groups' coordinator.
   if (opts.remote) {
     serveGroupForwards(

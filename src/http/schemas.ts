@@ -21,6 +21,7 @@ const err = (description: string) => ({
 export const commonErrors = {
   400: err("bad input"),
   401: err("missing or wrong bearer token (with --http-token)"),
+  403: err("refused by the ACLs (with --authorizer acl)"),
   404: err("unknown topic, partition or group"),
   503: err("not ready"),
 };

@@ -23,7 +23,7 @@ const TXN = 53; // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
  * refuses per topic though CREATE on the cluster would do); else the cluster (an idempotent
  * producer's IDEMPOTENT_WRITE, whatever topic it could write).
  */
-function codeOf(n: Need): number {
+export function codeOf(n: Need): number {
   const types = n.anyOf.filter((c) => !c.any).map((c) => c.type);
   if (types.includes(ResourceType.GROUP)) return GROUP;
   if (types.includes(ResourceType.TRANSACTIONAL_ID)) return TXN;
