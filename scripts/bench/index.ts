@@ -1,8 +1,10 @@
-// npm run bench [-- --quick] [-- --no-docs] [-- --section suite|replicated|cli|all]: our broker side by
-// side with NATS JetStream and Redis Streams, plus the client's ceiling and the machine's limits
-// ("suite"), and three of our brokers (RF 3, acks=all) against a three-server JetStream cluster
-// (R3) on the same machine ("replicated"), and the binary's CLI against kcat ("cli"), in one run. Prints tables of ratios, writes the
-// generated blocks of docs/benchmarks.md and docs/benchmarks-chart.svg (suite).
+// npm run bench [-- --quick] [-- --no-docs] [-- --section suite|replicated|cli|partitions|all]: our
+// broker side by side with NATS JetStream and Redis Streams, plus the client's ceiling and the
+// machine's limits ("suite"), and three of our brokers (RF 3, acks=all) against a three-server
+// JetStream cluster (R3) on the same machine ("replicated"), the binary's CLI against kcat ("cli"),
+// and one broker grown to thousands of partitions ("partitions", scripts/bench/partitions.ts; alone
+// it runs from source and needs none of the other tools), in one run. Prints tables of ratios,
+// writes the generated blocks of docs/benchmarks.md and docs/benchmarks-chart.svg (suite).
 // Every server it starts is stopped, also on failure or Ctrl-C.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,9 +37,15 @@ import { chartSvg } from "./suite/chart.ts";
 import { buildReplTools, replicated, replPlan } from "./suite/replicated.ts";
 import { buildReplReport, replDocBlock, writeReplDoc } from "./suite/repl-report.ts";
 import { cliBench, cliDocBlock, cliPlan, cliTable, writeCliDoc } from "./suite/cli.ts";
+import {
+  docBlock as partitionsDocBlock,
+  partitionsScale,
+  runDescription,
+  writeDoc as writePartitionsDoc,
+} from "./partitions.ts";
 
 const repo = join(import.meta.dir, "..", "..");
-const SECTIONS = ["all", "suite", "replicated", "cli"] as const;
+const SECTIONS = ["all", "suite", "replicated", "cli", "partitions"] as const;
 const args = new Set<string>();
 let section: (typeof SECTIONS)[number] = "all";
 const argv = process.argv.slice(2);
@@ -109,11 +117,14 @@ process.on("SIGINT", () => {
 
 async function main(): Promise<number> {
   log(
-    `bench ${section === "all" ? "suite, replicated and cli" : section} (${
+    `bench ${section === "all" ? "suite, replicated, cli and partitions" : section} (${
       quick ? "quick" : "full"
     }), ` +
       `scratch ${dir}, load average ${loadStart}`,
   );
+  if (section === "partitions") {
+    return await partitionsSection([process.execPath, join(repo, "src", "main.ts")]) > 0 ? 1 : 0;
+  }
   await ensurePackages(log);
   log("building the C clients and our broker…");
   const tools = await buildTools(dir, repo);
@@ -130,7 +141,31 @@ async function main(): Promise<number> {
   if ((section === "all" || section === "cli") && !interrupted) {
     errors += await cliSection(tools, machine);
   }
+  if (section === "all" && !interrupted) errors += await partitionsSection([tools.broker]);
   return errors > 0 ? 1 : 0;
+}
+
+/** Issue 20: topics of 1,000 partitions up to 10,000 (2,000 with --quick), restarts at each. */
+async function partitionsSection(cmd: string[]): Promise<number> {
+  const started = new Date().toISOString().slice(0, 16).replace("T", " ");
+  const load0 = loadAverage();
+  const plan = {
+    counts: quick ? [1000, 2000] : [1000, 2000, 5000, 10000],
+    perTopic: 1000,
+    recordsPerPartition: 2,
+    cmd,
+    dir,
+    log,
+  };
+  log(`partitions: one broker grown to ${plan.counts.join(", ")} partitions`);
+  const res = await partitionsScale(plan);
+  const failed = res.filter((r) => r.error !== undefined).length;
+  if (!args.has("--no-docs") && !interrupted) {
+    const about = runDescription(plan, repo, started, load0);
+    writePartitionsDoc(join(repo, "docs", "benchmarks.md"), partitionsDocBlock(res, about));
+    log("wrote docs/benchmarks.md (partitions section)");
+  }
+  return failed;
 }
 
 async function suite(tools: Tools, machine: Machine): Promise<number> {

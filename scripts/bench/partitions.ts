@@ -180,6 +180,19 @@ export async function partitionsScale(plan: PartitionsPlan): Promise<CountResult
   return out;
 }
 
+/** The line above the table: when, which commit and command, and the machine's load. */
+export function runDescription(
+  plan: PartitionsPlan,
+  repo: string,
+  started: string,
+  loadBefore: string,
+): string {
+  const head = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: repo });
+  return `${started} UTC, commit ${head.stdout.toString().trim()}, one broker ` +
+    `(\`${plan.cmd.map((c) => c.replace(repo + "/", "")).join(" ")}\`), ` +
+    `${plan.recordsPerPartition} records per partition, load average ${loadBefore} → ${loadAverage()}.`;
+}
+
 const BEGIN = "<!-- bench-partitions:begin";
 const END = "<!-- bench-partitions:end -->";
 
@@ -241,10 +254,7 @@ if (import.meta.main) {
     const res = await partitionsScale(plan);
     console.log(JSON.stringify(res));
     if (argv.includes("--docs")) {
-      const head = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: repo });
-      const about = `${started} UTC, commit ${head.stdout.toString().trim()}, one broker ` +
-        `(\`${plan.cmd.map((c) => c.replace(repo + "/", "")).join(" ")}\`), ` +
-        `${plan.recordsPerPartition} records per partition, load average ${load0} → ${loadAverage()}.`;
+      const about = runDescription(plan, repo, started, load0);
       writeDoc(join(repo, "docs", "benchmarks.md"), docBlock(res, about));
       console.log("wrote docs/benchmarks.md (partitions)");
     }
