@@ -294,9 +294,12 @@ export class Cluster {
 
   killAll(): void {
     for (const n of this.nodes.values()) {
-      if (n.proc) {
-        n.proc.kill("SIGCONT");
-        n.proc.kill("SIGKILL");
+      const p = n.proc;
+      if (p) {
+        // Let go first: an exit we caused is not a crash (nor a "CRASH:" line).
+        n.proc = undefined;
+        p.kill("SIGCONT");
+        p.kill("SIGKILL");
       }
     }
   }
