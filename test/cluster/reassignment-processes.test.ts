@@ -2,9 +2,10 @@
 // brokers serve a topic of 3 partitions, 3 replicas, min.insync.replicas 2, under idempotent
 // acks=all load from kafkajs; a fourth broker joins; a generated plan moves the topic so the new
 // broker takes its share; then a throttled move is cancelled half-way and a cancel of a finished
-// move is refused. After each step: Metadata names the target replicas all in sync, the replicas
-// moved away have no log left, and every acknowledged record is read back exactly once, at the
-// offset it was acknowledged with, from every replica.
+// move is refused; last, the controller is SIGKILLed in the middle of a move. After each step:
+// Metadata names the target replicas all in sync, the replicas moved away have no log left, and
+// every acknowledged record is read back exactly once, at the offset it was acknowledged with,
+// from every replica.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -251,6 +252,83 @@ test(
     const f = await checker.check("moved while down");
     expect(f.lost).toBe(0);
     expect(f.duplicated).toBe(0);
+    expect(ledger.violations).toEqual([]);
+  },
+  120_000,
+);
+
+test(
+  "the controller SIGKILLed in the middle of a move: the next controller carries it to the end",
+  async () => {
+    const c = await http("GET", "/cluster") as { controller: number };
+    const controller = c.controller;
+    expect(controller).toBeGreaterThanOrEqual(0);
+    // A partition the controller holds a replica of: the broker a move adds must stay up (the
+    // first move left every broker 2 or 3 of the 9 replicas).
+    const before = (await cluster.topic(TOPIC))!.find((p) => p.replicas.includes(controller))!;
+    const P = before.partition;
+    const spare = [0, 1, 2, 3].find((id) => !before.replicas.includes(id))!;
+    // The replica that leaves is not the controller: its log must be seen deleted below.
+    const leaving = before.replicas.find((id) => id !== controller)!;
+    const target = before.replicas.map((id) => (id === leaving ? spare : id));
+    const r = await http("POST", "/reassignments", {
+      partitions: [{ topic: TOPIC, partition: P, replicas: target }],
+      throttle: 2048,
+    }) as { accepted: number };
+    expect(r.accepted).toBe(1);
+    await waitFor("the throttled copy under way", 20_000, async () => {
+      const m = (await moving()).find((x) => x.partition === P);
+      const pr = m?.progress.find((p) => p.broker === spare);
+      return m?.state === "copying" && pr !== undefined && pr.copied_bytes > 0 &&
+          pr.copied_bytes < pr.total_bytes
+        ? true
+        : undefined;
+    }, 200);
+    await cluster.kill(controller);
+    const next = await waitFor("another controller", 20_000, async () => {
+      const v = await http("GET", "/cluster").catch(() => undefined) as
+        | { controller: number | null }
+        | undefined;
+      // null: no controller known yet.
+      return typeof v?.controller === "number" && v.controller >= 0 &&
+          v.controller !== controller
+        ? v.controller
+        : undefined;
+    }, 200);
+    // The move is committed state: the new controller lists it, and takes a throttle change.
+    const still = (await moving()).find((x) => x.partition === P);
+    expect(still?.target).toEqual(target);
+    const t = await waitFor("the throttle lifted through the new controller", 20_000, async () => {
+      const a = await http("PUT", "/reassignments/throttle", { throttle: 0 }).catch(() =>
+        undefined
+      ) as { results: { partition: number; error_code: number }[] } | undefined;
+      return a?.results.find((x) => x.partition === P && x.error_code === 0);
+    }, 500);
+    expect(t.error_code).toBe(0);
+    await waitFor("the move finished by the new controller", 30_000, async () => {
+      const v = (await cluster.topic(TOPIC))?.find((p) => p.partition === P);
+      return v !== undefined && JSON.stringify(v.replicas) === JSON.stringify(target) &&
+          (await moving()).length === 0 || undefined;
+    }, 200).catch(async (e) => {
+      console.log(
+        JSON.stringify({ controller, next, spare, leaving, target, before }),
+        JSON.stringify(await moving()),
+        JSON.stringify(await cluster.topic(TOPIC)),
+      );
+      for (const n of cluster.running()) console.log(n.id, cluster.lastLogs(n.id, 15).join("\n"));
+      throw e;
+    });
+    console.log(`controller ${controller} killed mid-move; controller ${next} finished it`);
+    await cluster.start(controller);
+    await waitFor(
+      `${TOPIC}-${P}'s log gone from broker ${leaving}`,
+      15_000,
+      async () => noLog(leaving, P) || undefined,
+    );
+    const f = await checker.check("controller killed mid-move");
+    expect(f.lost).toBe(0);
+    expect(f.duplicated).toBe(0);
+    expect(f.acknowledged).toBeGreaterThan(0);
     expect(ledger.violations).toEqual([]);
   },
   120_000,
