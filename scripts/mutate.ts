@@ -13,9 +13,17 @@
 //   npm run mutate -- --keep                        # keep the scratch copies (/tmp/mutate-*)
 //   npm run mutate -- --suite tests                 # the test-suite bugs (unit/integration tests)
 //   npm run mutate -- --suite tests --only http-produce-acks-default-one
+//   npm run mutate -- --suite tests --whole-suite   # survivors: every test file too (slow)
+//   npm run mutate -- --suite tests --whole-suite-in test/kafka,test/http   # survivors: these
+//   npm run mutate -- --no-baseline                 # skip the unmutated run of the named files
+//
+// Before mutating, the test files the selected bugs name run once on an unmutated copy: a file
+// failing there is reported (BASELINE FAILS), left out of every bug's run, and fails the suite
+// (a "caught" by it would mean nothing). Test children run at niceness 10 (a shared machine).
 //
 // Exit code 1 when an edit no longer applies (its text is not in the file exactly once: the
-// code moved, rewrite the entry), a mutated tree does not load, or fewer than THRESHOLD of the
+// code moved, rewrite the entry), a mutated tree does not load, a named test file fails on the
+// unmutated code, or fewer than THRESHOLD of the
 // bugs expected to be caught are caught. Bugs marked `expect: "survives"` are listed with their
 // reason and left out of the ratio.
 import { spawn } from "node:child_process";
@@ -29,7 +37,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { setPriority, tmpdir } from "node:os";
 import * as path from "node:path";
 import {
   ALL_MUTATIONS,
@@ -39,6 +47,12 @@ import {
   type SuiteName,
   SUITES,
 } from "./mutations/index.ts";
+import {
+  baseline,
+  type BaselineEntry,
+  CHILD_NICENESS,
+  runBunTests,
+} from "./mutations/bun-tests.ts";
 
 /** Share of the bugs expected to be caught that must be caught. */
 export const THRESHOLD = 0.9;
@@ -86,7 +100,11 @@ const COPY_TESTS = [
   "deno.json",
 ];
 
-export type Verdict = "caught" | "survived" | "stale" | "error";
+/**
+ * "baseline": every test file the bug names fails on the unmutated code, so nothing can be said
+ * about the bug (a problem, like "stale").
+ */
+export type Verdict = "caught" | "survived" | "stale" | "error" | "baseline";
 
 export interface MutationResult {
   id: string;
@@ -101,6 +119,11 @@ export interface MutationResult {
   seconds: number;
   /** The run stopped at the time budget before the seed budget. */
   budgetHit: boolean;
+  /**
+   * A survivor run against the whole suite (--whole-suite: "every test file") or part of it
+   * (--whole-suite-in: the folders) that still survived.
+   */
+  wholeSuite?: string;
 }
 
 export interface SuiteOptions {
@@ -113,6 +136,17 @@ export interface SuiteOptions {
   keep?: boolean;
   /** Progress lines (one per mutation). */
   log?: (line: string) => void;
+  /**
+   * Check first that the named test files pass on the unmutated code (default true): a file
+   * failing there would make every bug it names look caught.
+   */
+  baseline?: boolean;
+  /**
+   * Survivors are run again against every test file (all of test/, or these folders or files):
+   * a survivor the named files miss may be caught elsewhere. A failure counts only in a file that
+   * passes on the unmutated code.
+   */
+  wholeSuite?: readonly string[] | true;
 }
 
 export interface SuiteReport {
@@ -122,6 +156,8 @@ export interface SuiteReport {
   expected: number;
   caught: number;
   problems: string[];
+  /** Named test files failing on the unmutated code, with their first failure. */
+  baselineFailures: Map<string, string>;
   seconds: number;
   ok: boolean;
 }
@@ -131,19 +167,25 @@ function readRepo(file: string): string | null {
   return existsSync(p) ? readFileSync(p, "utf8") : null;
 }
 
-/** A scratch copy of the repository with `m` applied; returns its directory. */
-function scratchWith(m: Mutation): string {
-  const dir = mkdtempSync(path.join(tmpdir(), `mutate-${m.id}-`));
-  const copy = campaignsOf(m).length === 0
-    ? COPY_TESTS
-    : [...COPY, ...(m.tests ?? []).map((t) => path.dirname(t))];
-  for (const p of copy) {
+/** A scratch copy of `paths` of the repository (node_modules linked); returns its directory. */
+function scratchCopy(name: string, paths: readonly string[]): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `mutate-${name}-`));
+  for (const p of paths) {
     const from = path.join(ROOT, p);
     if (!existsSync(from)) continue;
     mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
     cpSync(from, path.join(dir, p), { recursive: true });
   }
   symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
+  return dir;
+}
+
+/** A scratch copy of the repository with `m` applied; returns its directory. */
+function scratchWith(m: Mutation, whole: boolean): string {
+  const copy = campaignsOf(m).length === 0 || whole
+    ? COPY_TESTS
+    : [...COPY, ...(m.tests ?? []).map((t) => path.dirname(t))];
+  const dir = scratchCopy(m.id, copy);
   const target = path.join(dir, m.file);
   const text = readFileSync(target, "utf8");
   const at = text.indexOf(m.find);
@@ -184,6 +226,11 @@ function runChild(dir: string, campaign: CampaignName, seeds: number, budgetMs: 
       ],
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
     );
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, CHILD_NICENESS);
+    } catch {
+      // Not permitted here: the default priority.
+    }
     const out: ChildOutcome = { lastSeed: null, killed: false, code: null, stderrTail: "" };
     let buf = "";
     const onLine = (line: string) => {
@@ -215,37 +262,65 @@ function runChild(dir: string, campaign: CampaignName, seeds: number, budgetMs: 
   });
 }
 
-/** `bun test` on `files` in the scratch copy: failed, and the first failing test's name. */
-function runTests(dir: string, files: readonly string[], budgetMs: number) {
-  return new Promise<{ failed: boolean; detail: string }>((resolve) => {
-    const child = spawn(process.execPath, ["test", "--timeout", "60000", ...files], {
-      cwd: dir,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let text = "";
-    const add = (d: string) => {
-      text = (text + d).slice(-200_000);
-    };
-    child.stdout.setEncoding("utf8").on("data", add);
-    child.stderr.setEncoding("utf8").on("data", add);
-    const timer = setTimeout(() => child.kill("SIGKILL"), budgetMs);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      const fail = text.split("\n").find((l) => l.startsWith("(fail) "));
-      resolve({
-        failed: code !== 0,
-        detail: fail?.slice(7).replace(/ \[[\d.]+ms\]$/, "") ?? `exit ${code}`,
-      });
-    });
-  });
-}
-
 export function campaignsOf(m: Mutation): readonly CampaignName[] {
   if (m.campaign === undefined) return [];
   return typeof m.campaign === "string" ? [m.campaign] : m.campaign;
 }
 
-async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
+/** State shared by the mutations of one run: the baseline of the test files. */
+interface RunState {
+  /** Per test file: does it pass on the unmutated code (filled before mutating, and on demand). */
+  baseline: Map<string, BaselineEntry>;
+  /** An unmutated copy for baselines found on demand (a whole-suite failure), made once. */
+  cleanDir: string | null;
+}
+
+/** `file`'s result on the unmutated code; runs it there the first time it is asked. */
+async function baselineOf(file: string, st: RunState): Promise<BaselineEntry> {
+  if (!st.baseline.has(file)) {
+    st.cleanDir ??= scratchCopy("baseline", COPY_TESTS);
+    await baseline(st.cleanDir, [file], st.baseline, TESTS_BUDGET_MS);
+  }
+  return st.baseline.get(file)!;
+}
+
+/** How many whole-suite runs a survivor gets (each after a failure in a file that fails anyway). */
+const WHOLE_SUITE_ROUNDS = 3;
+/** Wall-clock budget of one whole-suite run. */
+const WHOLE_SUITE_BUDGET_MS = 45 * 60_000;
+
+/**
+ * A survivor against every test file (or `scope`), stopping at the first failure (--bail). A
+ * failure counts only in a file that passes on the unmutated code; a file that fails there too
+ * is left out and the suite run again (a few rounds at most).
+ */
+async function wholeSuite(
+  dir: string,
+  scope: readonly string[],
+  st: RunState,
+): Promise<{ caught: boolean; detail: string }> {
+  const ignored = new Set([...st.baseline].filter(([, b]) => !b.ok).map(([f]) => f));
+  for (let round = 0; round < WHOLE_SUITE_ROUNDS; round++) {
+    const extra = ["--bail", ...[...ignored].map((f) => `--path-ignore-patterns=${f}`)];
+    const t = await runBunTests(dir, scope, WHOLE_SUITE_BUDGET_MS, extra);
+    if (!t.failed) return { caught: false, detail: "" };
+    if (t.killed) return { caught: false, detail: `whole suite: ${t.detail}` };
+    let fresh = false;
+    for (const [file, why] of t.failures) {
+      if (ignored.has(file)) continue;
+      if (file === "(unknown file)") return { caught: false, detail: `whole suite: ${why}` };
+      if ((await baselineOf(file, st)).ok) {
+        return { caught: true, detail: `whole suite: ${file}: ${why}` };
+      }
+      ignored.add(file);
+      fresh = true;
+    }
+    if (!fresh) return { caught: false, detail: `whole suite: ${t.detail}` };
+  }
+  return { caught: false, detail: `whole suite: gave up after ${WHOLE_SUITE_ROUNDS} runs` };
+}
+
+async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<MutationResult> {
   const t0 = performance.now();
   const campaigns = campaignsOf(m);
   const base = {
@@ -257,9 +332,20 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
     budgetHit: false,
   };
   const seconds = () => Math.round((performance.now() - t0) / 100) / 10;
+  // Only files that pass unmutated can catch anything (the baseline, when it was run).
+  const named = m.tests ?? [];
+  const tests = named.filter((f) => st.baseline.get(f)?.ok !== false);
+  if (named.length > 0 && tests.length === 0 && campaigns.length === 0) {
+    return {
+      ...base,
+      verdict: "baseline",
+      detail: `its test files fail on the unmutated code: ${named.join(", ")}`,
+      seconds: seconds(),
+    };
+  }
   let dir: string;
   try {
-    dir = scratchWith(m);
+    dir = scratchWith(m, o.wholeSuite !== undefined);
   } catch (e) {
     return { ...base, verdict: "stale", detail: (e as Error).message, seconds: seconds() };
   }
@@ -312,10 +398,10 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
         };
       }
     }
-    if (m.tests !== undefined && m.tests.length > 0) {
+    if (tests.length > 0) {
       // Integration tests start broker processes: a test-suite bug gets more time than a seed run.
       const budget = o.timeBudgetMs ?? (campaigns.length === 0 ? TESTS_BUDGET_MS : TIME_BUDGET_MS);
-      const t = await runTests(dir, m.tests, budget);
+      const t = await runBunTests(dir, tests, budget);
       if (t.failed) {
         return {
           ...base,
@@ -327,6 +413,31 @@ async function runOne(m: Mutation, o: SuiteOptions): Promise<MutationResult> {
           seconds: seconds(),
         };
       }
+    }
+    if (o.wholeSuite !== undefined) {
+      const w = await wholeSuite(dir, o.wholeSuite === true ? [] : o.wholeSuite, st);
+      if (w.caught) {
+        return {
+          ...base,
+          campaign: "whole-suite",
+          verdict: "caught",
+          detail: w.detail,
+          seedsRun,
+          budgetHit,
+          seconds: seconds(),
+        };
+      }
+      return {
+        ...base,
+        verdict: "survived",
+        detail: w.detail,
+        seedsRun,
+        budgetHit,
+        ...(w.detail === ""
+          ? { wholeSuite: o.wholeSuite === true ? "every test file" : o.wholeSuite.join(", ") }
+          : {}),
+        seconds: seconds(),
+      };
     }
     return { ...base, verdict: "survived", detail: "", seedsRun, budgetHit, seconds: seconds() };
   } finally {
@@ -345,27 +456,57 @@ export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
     for (const id of unknown) problems.push(`${id}: no such mutation`);
     list = list.filter((m) => o.only!.includes(m.id));
   }
-  const results: MutationResult[] = [];
-  for (const m of list) {
-    const r = await runOne(m, o);
-    results.push(r);
-    log(formatRow(r));
+  const st: RunState = { baseline: new Map(), cleanDir: null };
+  const baselineFailures = new Map<string, string>();
+  try {
+    const files = [...new Set(list.flatMap((m) => m.tests ?? []))];
+    if ((o.baseline ?? true) && files.length > 0) {
+      log(`baseline: ${files.length} named test file(s) on the unmutated code...`);
+      st.cleanDir = scratchCopy("baseline", COPY_TESTS);
+      await baseline(st.cleanDir, files, st.baseline, TESTS_BUDGET_MS * 2);
+      for (const f of files) {
+        const b = st.baseline.get(f)!;
+        if (b.flaky !== undefined) {
+          log(`baseline: ${f} failed once (${b.flaky}), then passed alone: flaky`);
+        }
+        if (b.ok) continue;
+        baselineFailures.set(f, b.detail);
+        const who = list.filter((m) => m.tests?.includes(f)).map((m) => m.id);
+        log(`BASELINE FAILS ${f}: ${b.detail} (named by ${who.join(", ")})`);
+        problems.push(
+          `baseline: ${f} fails on the unmutated code (${b.detail}); not counted for ` +
+            who.join(", "),
+        );
+      }
+      if (baselineFailures.size === 0) log(`baseline: all ${files.length} pass`);
+    }
+    const results: MutationResult[] = [];
+    for (const m of list) {
+      const r = await runOne(m, o, st);
+      results.push(r);
+      log(formatRow(r));
+    }
+    for (const r of results) {
+      if (r.verdict === "stale" || r.verdict === "error" || r.verdict === "baseline") {
+        problems.push(`${r.id}: ${r.detail}`);
+      }
+    }
+    const expected = results.filter((r) => !r.expectSurvives);
+    const caught = expected.filter((r) => r.verdict === "caught").length;
+    const ratio = expected.length === 0 ? 1 : caught / expected.length;
+    return {
+      results,
+      ratio,
+      expected: expected.length,
+      caught,
+      problems: [...new Set(problems)],
+      baselineFailures,
+      seconds: Math.round((performance.now() - t0) / 1000),
+      ok: problems.length === 0 && ratio >= THRESHOLD,
+    };
+  } finally {
+    if (st.cleanDir !== null && !o.keep) rmSync(st.cleanDir, { recursive: true, force: true });
   }
-  for (const r of results) {
-    if (r.verdict === "stale" || r.verdict === "error") problems.push(`${r.id}: ${r.detail}`);
-  }
-  const expected = results.filter((r) => !r.expectSurvives);
-  const caught = expected.filter((r) => r.verdict === "caught").length;
-  const ratio = expected.length === 0 ? 1 : caught / expected.length;
-  return {
-    results,
-    ratio,
-    expected: expected.length,
-    caught,
-    problems: [...new Set(problems)],
-    seconds: Math.round((performance.now() - t0) / 1000),
-    ok: problems.length === 0 && ratio >= THRESHOLD,
-  };
 }
 
 function formatRow(r: MutationResult): string {
@@ -378,8 +519,9 @@ function formatRow(r: MutationResult): string {
   const runs = r.verdict === "survived" && r.campaign !== "tests"
     ? ` (${r.seedsRun} seeds${r.budgetHit ? ", time budget" : ""})`
     : "";
+  const whole = r.wholeSuite ? ` (${r.wholeSuite}: all pass too)` : "";
   return `${r.id.padEnd(40)} ${r.campaign.padEnd(16)} ${verdict.padEnd(14)} ${seed.padStart(5)}  ` +
-    `${r.seconds.toFixed(1).padStart(5)} s  ${r.detail}${runs}`;
+    `${r.seconds.toFixed(1).padStart(5)} s  ${r.detail}${runs}${whole}`;
 }
 
 function escapeCell(s: string): string {
@@ -400,7 +542,8 @@ export function markdown(rep: SuiteReport): string {
       ? (r.expectSurvives ? "no (expected)" : "**no**")
       : r.verdict;
     const detail = r.verdict === "survived"
-      ? (r.campaign === "tests" ? "its tests pass" : `not in ${r.seedsRun} seeds`)
+      ? (r.campaign === "tests" ? "its tests pass" : `not in ${r.seedsRun} seeds`) +
+        (r.wholeSuite ? `; so do ${r.wholeSuite}` : "")
       : escapeCell(r.detail.length > 160 ? r.detail.slice(0, 157) + "..." : r.detail);
     lines.push(
       `| \`${r.id}\` | ${r.campaign} | ${caught} | ${r.seed ?? "—"} | ${detail} | ${
@@ -430,7 +573,11 @@ if (import.meta.main) {
     else if (a === "--seeds") o.seeds = Number(args[++i]);
     else if (a === "--time-budget") o.timeBudgetMs = Number(args[++i]) * 1000;
     else if (a === "--keep") o.keep = true;
-    else if (a === "--markdown") md = true;
+    else if (a === "--no-baseline") o.baseline = false;
+    else if (a === "--whole-suite") o.wholeSuite = true;
+    else if (a === "--whole-suite-in") {
+      o.wholeSuite = (args[++i] ?? "").split(",").filter(Boolean);
+    } else if (a === "--markdown") md = true;
     else if (a === "--check") checkOnly = true;
     else if (a === "--suite") {
       const name = args[++i];
@@ -451,7 +598,8 @@ if (import.meta.main) {
     } else {
       console.error(
         `unknown argument ${a}\nusage: bun scripts/mutate.ts [--suite sim|tests] [--only id,id] ` +
-          "[--seeds N] [--time-budget S] [--markdown] [--check] [--list] [--keep]",
+          "[--seeds N] [--time-budget S] [--markdown] [--check] [--list] [--keep] " +
+          "[--no-baseline] [--whole-suite | --whole-suite-in dir,file]",
       );
       process.exit(2);
     }

@@ -33,7 +33,7 @@ export function occurrences(text: string, find: string): number {
 
 /**
  * Problems with the list against the tree at `root`: an id used twice, a survivor without a
- * reason, a file missing, a `find` that does not occur exactly once (the code moved: the
+ * reason, a file or named test file missing, a `find` that does not occur exactly once (the code moved: the
  * mutation must be rewritten, not silently skipped).
  */
 export function checkMutations(
@@ -55,6 +55,9 @@ export function checkMutations(
       : m.campaign.length;
     if (campaigns === 0 && (m.tests ?? []).length === 0) {
       problems.push(`${m.id}: neither a campaign nor tests: nothing could catch it`);
+    }
+    for (const t of m.tests ?? []) {
+      if (read(t) === null) problems.push(`${m.id}: its test file ${t} does not exist`);
     }
     const text = read(m.file);
     if (text === null) {

@@ -169,4 +169,15 @@ describe("static membership", () => {
     const t = h.join({ memberId: a, instance: "i1", client: "a" });
     expect(h.joinResp(t)!.members.map((m) => m.memberId)).toEqual([a]);
   });
+  test("a member id joining under another group.instance.id is FENCED_INSTANCE_ID", () => {
+    const h = new Harness({ initialRebalanceDelayMs: 100 });
+    const { a } = stableStatic(h);
+    // "i9" is no member's instance: only the member id ties the request to i1's member.
+    expect(h.joinResp(h.join({ memberId: a, instance: "i9", client: "a" }))!.errorCode).toBe(
+      ErrorCode.FENCED_INSTANCE_ID,
+    );
+    expect(h.state()).toBe("Stable");
+    expect(h.generation()).toBe(1);
+    expect(h.heartbeat(a, 1, "g", "i1")).toBe(0);
+  });
 });

@@ -1,8 +1,9 @@
 // What a Kafka client sees from Fetch, ListOffsets, DeleteRecords and Produce at their edges, in
 // raw frames: per-partition byte limits, a long-poll woken by one record, offsets below the log
 // start after DeleteRecords, current_leader_epoch checks, one batch per partition, the internal
-// topic, and a version above the advertised range. (Each was a planted bug no test caught:
-// docs/mutation.md, the test suite.)
+// topic, a version above the advertised range, OffsetForLeaderEpoch's epoch check, control
+// batches from clients and max.message.bytes at its edge. (Each was a planted bug no test
+// caught: docs/mutation.md, the test suite.)
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decodeRecordBatches, encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 import { encodeRequestFrame, ErrorCode, type Struct } from "../../src/protocol/kafka/index.ts";
@@ -303,4 +304,74 @@ test("a frame one byte above socket.request.max.bytes (100 MiB) is refused from 
   } finally {
     c2.close();
   }
+});
+
+describe("OffsetForLeaderEpoch and Produce validation", () => {
+  const leaderEpoch = async (): Promise<number> => {
+    const md = await c.call(3, 9, {
+      topics: [{ name: TOPIC }],
+      allowAutoTopicCreation: false,
+      includeClusterAuthorizedOperations: false,
+      includeTopicAuthorizedOperations: false,
+    });
+    return (md.topics as Any)[0].partitions.find((p: Any) => p.partitionIndex === 2)
+      .leaderEpoch as number;
+  };
+  const ofle = async (current: number, asked: number): Promise<Any> => {
+    const r = await c.call(23, 4, {
+      replicaId: -1,
+      topics: [{
+        topic: TOPIC,
+        partitions: [{ partition: 2, currentLeaderEpoch: current, leaderEpoch: asked }],
+      }],
+    });
+    return (r.topics as Any)[0].partitions[0];
+  };
+
+  test("OffsetForLeaderEpoch checks current_leader_epoch before answering", async () => {
+    const epoch = await leaderEpoch();
+    expect(epoch).toBeGreaterThanOrEqual(0);
+    const ok = await ofle(epoch, epoch);
+    expect(ok.errorCode).toBe(0);
+    expect(ok.leaderEpoch).toBe(epoch);
+    // A newer epoch than the leader's: the asker knows of a leader this broker has not heard of.
+    const ahead = await ofle(epoch + 1, epoch);
+    expect({ code: ahead.errorCode, end: ahead.endOffset }).toEqual({
+      code: ErrorCode.UNKNOWN_LEADER_EPOCH,
+      end: -1,
+    });
+    if (epoch > 0) {
+      expect((await ofle(epoch - 1, epoch)).errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH);
+    }
+  });
+
+  test("a control batch (a transaction marker) from a client is INVALID_RECORD", async () => {
+    const control = encodeRecordBatch({
+      records: [{ value: new TextEncoder().encode("marker") }],
+      baseTimestamp: Date.now(),
+      attributes: 0x20,
+    });
+    const r = await produce(TOPIC, 2, control);
+    expect(r.errorCode).toBe(ErrorCode.INVALID_RECORD);
+  });
+
+  test("max.message.bytes counts the whole batch: one byte over is MESSAGE_TOO_LARGE", async () => {
+    const over = batch(["y".repeat(40)]);
+    const fits = batch(["y".repeat(39)]);
+    expect(fits.length).toBe(over.length - 1);
+    const created = await c.call(19, 4, {
+      topics: [{
+        name: "max-message",
+        numPartitions: 1,
+        replicationFactor: 1,
+        assignments: [],
+        configs: [{ name: "max.message.bytes", value: String(fits.length) }],
+      }],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
+    expect((created.topics as Any)[0].errorCode).toBe(0);
+    expect((await produce("max-message", 0, over)).errorCode).toBe(ErrorCode.MESSAGE_TOO_LARGE);
+    expect((await produce("max-message", 0, fits)).errorCode).toBe(0);
+  });
 });

@@ -1,0 +1,135 @@
+// `bun test` runs for the mutation suite (scripts/mutate.ts): which files failed and their first
+// failing test, read from bun's report; the baseline (the named files on the unmutated code: a
+// file that fails there would make every bug it names look caught); the whole-suite rerun of a
+// survivor. Children run at a lower CPU priority: the machine is shared.
+import { spawn } from "node:child_process";
+import { setPriority } from "node:os";
+
+/** Niceness of every `bun test` child (and the brokers it starts, which inherit it). */
+export const CHILD_NICENESS = 10;
+
+export interface TestRun {
+  /** Non-zero exit (or killed). */
+  failed: boolean;
+  /** Test files with a failing test or an error outside tests, each with its first failure. */
+  failures: Map<string, string>;
+  /** The first failure's description (file and test), or `exit N`. */
+  detail: string;
+  killed: boolean;
+}
+
+const HEADER = /^(\S+\.test\.[cm]?[jt]sx?):$/;
+
+/**
+ * Bun's report (stderr) as failures per file: a file header line ("test/x.test.ts:") precedes
+ * its results; "(fail) name" is a failing test, "# Unhandled error" an error between tests.
+ */
+export function parseReport(text: string): Map<string, string> {
+  const failures = new Map<string, string>();
+  let file = "(unknown file)";
+  for (const raw of text.split("\n")) {
+    const line = raw.trimEnd();
+    const h = HEADER.exec(line);
+    if (h) {
+      file = h[1];
+      continue;
+    }
+    let what: string | null = null;
+    if (line.startsWith("(fail) ")) what = line.slice(7).replace(/ \[[\d.]+m?s\]$/, "");
+    else if (line.startsWith("# Unhandled error")) what = "an error outside any test";
+    if (what !== null && !failures.has(file)) failures.set(file, what);
+  }
+  return failures;
+}
+
+/** `bun test` in `dir` on `files` (all of test/ when empty), with extra bun arguments. */
+export function runBunTests(
+  dir: string,
+  files: readonly string[],
+  budgetMs: number,
+  extra: readonly string[] = [],
+): Promise<TestRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["test", "--timeout", "60000", ...extra, ...files], {
+      cwd: dir,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, CHILD_NICENESS);
+    } catch {
+      // Not permitted here: run at the default priority.
+    }
+    // Bun writes its report to stderr; keep the head (headers) and a bounded tail is not
+    // enough (a header may be far above its failure), so keep it all up to a generous cap.
+    let text = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      if (text.length < 20_000_000) text += d;
+    });
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill("SIGKILL");
+    }, budgetMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const failures = parseReport(text);
+      const first = [...failures][0];
+      const last = [...text.matchAll(/^(\S+\.test\.[cm]?[jt]sx?):$/gm)].at(-1)?.[1];
+      resolve({
+        failed: code !== 0,
+        failures,
+        detail: killed
+          ? `killed after ${Math.round(budgetMs / 1000)} s (hung${last ? ` in ${last}` : ""})`
+          : first
+          ? `${first[0]}: ${first[1]}`
+          : `exit ${code}`,
+        killed,
+      });
+    });
+  });
+}
+
+/** What the unmutated code gives for one test file (cached for the whole run). */
+export interface BaselineEntry {
+  ok: boolean;
+  detail: string;
+  /** Failed once, then passed alone: its "caught" verdicts deserve a second look. */
+  flaky?: string;
+}
+
+/**
+ * Runs `files` on an unmutated copy (`dir`) and records each file's result in `cache`. Files
+ * already in the cache are not run again. A run that fails without naming a file (a crash)
+ * marks every file of it failed: nothing it says can be trusted. A file that fails is run once
+ * more alone: on a loaded machine a broker may start too slowly once, and the second run tells a
+ * broken file from a flaky one (`flaky` names the first failure).
+ */
+export async function baseline(
+  dir: string,
+  files: readonly string[],
+  cache: Map<string, BaselineEntry>,
+  budgetMs: number,
+): Promise<void> {
+  const todo = [...new Set(files)].filter((f) => !cache.has(f));
+  if (todo.length === 0) return;
+  const r = await runBunTests(dir, todo, budgetMs);
+  const named = [...r.failures.keys()].some((f) => todo.includes(f));
+  for (const f of todo) {
+    const why = r.failures.get(f);
+    if (r.killed) cache.set(f, { ok: false, detail: `the baseline run was ${r.detail}` });
+    else if (why !== undefined) cache.set(f, { ok: false, detail: why });
+    else if (r.failed && !named) cache.set(f, { ok: false, detail: r.detail });
+    else cache.set(f, { ok: true, detail: "" });
+  }
+  for (const f of todo) {
+    const first = cache.get(f)!;
+    if (first.ok) continue;
+    const again = await runBunTests(dir, [f], budgetMs);
+    cache.set(
+      f,
+      again.failed
+        ? { ok: false, detail: again.failures.get(f) ?? again.detail }
+        : { ok: true, detail: "", flaky: first.detail },
+    );
+  }
+}
