@@ -438,8 +438,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     cleanups.push(() => cluster.leave());
     // Before that: partition leadership moves to in-sync replicas (controlled shutdown).
     cleanups.push(async () => {
-      replication.stopFetching();
+      replication.beginLeaving();
       const moved = await session.shutdown(cfg.controlledShutdownMs);
+      replication.stopFetching();
       log.info("controlled shutdown", { leadership_moved: moved });
     });
     // A registered broker starts fenced: the controller unfences it once it has caught up on

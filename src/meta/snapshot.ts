@@ -2,7 +2,7 @@
 // partitions) at the applied index, as JSON. Group tables are not included: they are
 // materialised from __consumer_offsets, not from the metadata log. A snapshot arrives from the
 // network, so restore validates every row before it replaces anything.
-import type { MetaConn } from "./apply.ts";
+import { brokersTableChanged, type MetaConn } from "./apply.ts";
 import { MetaError } from "./errors.ts";
 import { reassignment as parseReassignment, type ReassignmentState } from "./records.ts";
 import * as s from "./schema.ts";
@@ -150,6 +150,7 @@ export function parseTablesImage(data: string): TablesImage {
  */
 export function restoreTables(db: MetaConn, data: string, index: number, term: number): void {
   const image = parseTablesImage(data);
+  brokersTableChanged();
   db.transaction((tx) => {
     tx.delete(s.partitions).run();
     tx.delete(s.topics).run();

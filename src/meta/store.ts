@@ -11,6 +11,7 @@ import { ensureIdentity } from "./identity.ts";
 import type { MetaDb } from "./migrate.ts";
 import { openMetaDb } from "./migrate.ts";
 import { LocalMetadataLog, type MetadataLog } from "./log.ts";
+import { brokersTableVersion } from "./apply.ts";
 import type { MetadataRecord, PartitionAssignment, ReassignmentState } from "./records.ts";
 import * as s from "./schema.ts";
 import * as g from "./groups.ts";
@@ -243,8 +244,17 @@ export class MetadataStore {
       .map((t) => ({ ...t, partitions: byTopic.get(t.topicId) ?? [] }));
   }
 
+  #brokers: { version: number; list: BrokerInfo[] } | undefined;
+
+  /** Every registered broker, by node id (cached until a broker record is applied). */
   listBrokers(): BrokerInfo[] {
-    return this.db.select().from(s.brokers).orderBy(asc(s.brokers.nodeId)).all();
+    const version = brokersTableVersion();
+    const c = this.#brokers;
+    if (c !== undefined && c.version === version) return c.list.map((b) => ({ ...b }));
+    const list = this.db.select().from(s.brokers).orderBy(asc(s.brokers.nodeId)).all();
+    // Inside a transaction the rows may yet be rolled back: read, but do not keep.
+    if (!this.#sqlite.inTransaction) this.#brokers = { version, list };
+    return list.map((b) => ({ ...b }));
   }
 
   #topicOrThrow(name: string): TopicInfo {
@@ -295,8 +305,7 @@ export class MetadataStore {
   }
 
   #liveBrokers(): number[] {
-    return this.db.select({ id: s.brokers.nodeId }).from(s.brokers)
-      .where(eq(s.brokers.fenced, false)).orderBy(asc(s.brokers.nodeId)).all().map((b) => b.id)
+    return this.listBrokers().filter((b) => !b.fenced).map((b) => b.nodeId)
       .filter((id) => !this.#isDown(id));
   }
 

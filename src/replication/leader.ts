@@ -58,6 +58,13 @@ export interface LeaderInit {
 /** How long a proposal may stay unanswered before it is sent again. */
 export const PROPOSAL_RETRY_MS = 2000;
 
+/**
+ * After the controller refused to add a follower (fenced, shutting down), how long before the
+ * leader asks again. Each proposal counts the follower in the HW until it is answered, so
+ * asking on every fetch held acks=all writes again and again while a broker restarted.
+ */
+export const JOIN_RETRY_MS = 500;
+
 export class LeaderCore {
   readonly self: number;
   readonly leaderEpoch: number;
@@ -72,6 +79,8 @@ export class LeaderCore {
   readonly lagTimeMaxMs: number;
   readonly countUnsynced: boolean;
   readonly followers = new Map<number, FollowerPosition>();
+  /** Followers the controller refused to add: not proposed again before this time. */
+  readonly #joinRetryAt = new Map<number, number>();
   #hw: number;
   #logEnd: number;
   #durableEnd: number;
@@ -126,12 +135,16 @@ export class LeaderCore {
   /**
    * A follower fetched at `fetchOffset` (its log end) reporting `durableEnd` synced. Returns
    * whether the HW moved and, when the follower may rejoin the ISR, a proposal for that.
+   * `mayJoin` false: the follower's broker is fenced or shutting down (as the leader knows it),
+   * so it is not proposed for the ISR (KIP-841): the controller would refuse it, and the
+   * proposal would hold the HW until then.
    */
   onFetch(
     id: number,
     fetchOffset: number,
     durableEnd: number,
     nowMs: number,
+    mayJoin = true,
   ): { hwMoved: boolean; proposal?: IsrProposal } {
     const f = this.followers.get(id);
     if (f === undefined) return { hwMoved: false };
@@ -149,7 +162,7 @@ export class LeaderCore {
       ? fetchOffset
       : Math.min(durableEnd, fetchOffset);
     const hwMoved = this.#recompute();
-    return { hwMoved, proposal: this.#maybeExpand(id, nowMs) };
+    return { hwMoved, proposal: mayJoin ? this.#maybeExpand(id, nowMs) : undefined };
   }
 
   /** Clock tick: followers that lagged too long leave the ISR (by proposal). */
@@ -218,20 +231,24 @@ export class LeaderCore {
    * refused: an answer to an earlier one (a late reply to a previous leadership's call) changes
    * nothing.
    */
-  onProposalRefused(errorCode?: number, proposal?: IsrProposal): void {
+  onProposalRefused(errorCode?: number, proposal?: IsrProposal, nowMs?: number): void {
     const p = this.pending;
     if (p === null || (proposal !== undefined && proposal !== p)) return;
-    const adds = p.isr.some((id) => !this.isr.includes(id));
+    const added = p.isr.filter((id) => !this.isr.includes(id));
     // Refusals that prove the controller applied no copy of it.
     const notApplied = errorCode === ISR_REFUSAL.INELIGIBLE_REPLICA ||
       errorCode === ISR_REFUSAL.INVALID_REQUEST ||
       (planted.size !== 0 && planted.has("refusal-forgets-addition"));
-    if (adds && !notApplied) return;
+    if (added.length > 0 && !notApplied) return;
+    for (const id of added) {
+      this.#joinRetryAt.set(id, (nowMs ?? this.pendingSinceMs) + JOIN_RETRY_MS);
+    }
     this.pending = null;
   }
 
   #maybeExpand(id: number, nowMs: number): IsrProposal | undefined {
     if (this.pending !== null || this.isr.includes(id)) return undefined;
+    if (nowMs < (this.#joinRetryAt.get(id) ?? 0)) return undefined;
     const f = this.followers.get(id)!;
     // Rejoin only once synced up to the HW, and within this epoch (past its start offset), so
     // a follower that has not yet truncated to this leader's history cannot count.

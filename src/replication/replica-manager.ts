@@ -89,6 +89,7 @@ export class ReplicaManager implements ReplicationHooks {
   #canLead = false;
   #stopped = false;
   #noFetch = false;
+  #leaving = false;
   #refreshQueued = false;
   #refreshAll = false;
   readonly #changedReplicas = new Set<Replica>();
@@ -167,9 +168,20 @@ export class ReplicaManager implements ReplicationHooks {
   }
 
   /**
-   * Controlled shutdown: stop copying. A broker on its way out that keeps fetching would be
-   * proposed back into the ISRs it is leaving, and a pending addition holds every acks=all write.
+   * Controlled shutdown begins: keep copying (partitions whose ISR still names this broker wait
+   * for it until the controller has taken it out, so stopping first stalled their acks=all
+   * writes for a metadata round), but say so in every fetch, so no leader proposes this broker
+   * back into an ISR it is leaving (such a proposal would count it for the HW until refused).
    */
+  beginLeaving(): void {
+    this.#leaving = true;
+  }
+
+  get leaving(): boolean {
+    return this.#leaving;
+  }
+
+  /** Controlled shutdown done (leadership moved, out of the ISRs): stop copying. */
   stopFetching(): void {
     this.#noFetch = true;
     for (const f of this.#fetchers.values()) f.stop();
@@ -329,6 +341,10 @@ export class ReplicaManager implements ReplicationHooks {
       wanted.push(p);
     }
     const maxWait = isInt(b.maxWaitMs) ? Math.min(Math.max(b.maxWaitMs, 0), 5000) : FETCH_WAIT_MS;
+    // A follower may be proposed for an ISR only while its broker is unfenced (as the metadata
+    // here says) and not shutting down (as its fetch says).
+    const mayJoin = b.leaving !== true &&
+      this.partitions.meta.listBrokers().some((x) => x.nodeId === from && !x.fenced);
     const deadline = performance.now() + maxWait;
     for (;;) {
       let budget = RESPONSE_MAX_BYTES;
@@ -337,7 +353,7 @@ export class ReplicaManager implements ReplicationHooks {
       let any = false;
       let throttled = false;
       for (const q of wanted) {
-        const { result, records, held } = this.#serveOne(from, q, budget);
+        const { result, records, held } = this.#serveOne(from, q, budget, mayJoin);
         if (held) throttled = true;
         results.push(result);
         if (records !== undefined) {
@@ -369,6 +385,7 @@ export class ReplicaManager implements ReplicationHooks {
     from: number,
     q: ReplicaFetchPartition,
     budget: number,
+    mayJoin: boolean,
   ): { result: ReplicaFetchResult; records?: Uint8Array; held?: boolean } {
     const base: ReplicaFetchResult = {
       topicId: q.topicId,
@@ -416,7 +433,7 @@ export class ReplicaManager implements ReplicationHooks {
       return { result: { ...filled, errorCode: E.OFFSET_OUT_OF_RANGE } };
     }
     // Only a position in this leader's history counts (checked above): record it.
-    r.onFollowerFetch(from, q.fetchOffset, q.durableEnd);
+    r.onFollowerFetch(from, q.fetchOffset, q.durableEnd, mayJoin);
     const out = { ...filled, highWatermark: r.highWatermark() };
     if (
       q.fetchOffset < log.logStartOffset() || q.fetchOffset >= log.logEndOffset() || budget <= 0
@@ -577,7 +594,9 @@ class Fetcher {
         this.mgr.stats.fetchesSent++;
         res = await this.link.call(
           "replicaFetch",
-          { maxWaitMs: FETCH_WAIT_MS, partitions: req },
+          this.mgr.leaving
+            ? { maxWaitMs: FETCH_WAIT_MS, partitions: req, leaving: true }
+            : { maxWaitMs: FETCH_WAIT_MS, partitions: req },
           5000,
         );
       } catch (e) {

@@ -288,10 +288,10 @@ export class Replica {
   }
 
   /** Leader: a follower fetched. Returns the divergence check's inputs to the caller. */
-  onFollowerFetch(id: number, fetchOffset: number, durableEnd: number): void {
+  onFollowerFetch(id: number, fetchOffset: number, durableEnd: number, mayJoin = true): void {
     const c = this.#core;
     if (c === null) return;
-    const r = c.onFetch(id, fetchOffset, durableEnd, this.hooks.now());
+    const r = c.onFetch(id, fetchOffset, durableEnd, this.hooks.now(), mayJoin);
     if (r.hwMoved) this.#hwMoved();
     if (r.proposal) this.#proposal(r.proposal);
   }
@@ -316,7 +316,7 @@ export class Replica {
 
   /** The controller refused our proposal: the next tick recomputes it. */
   proposalRefused(errorCode?: number, proposal?: IsrProposal): void {
-    this.#core?.onProposalRefused(errorCode, proposal);
+    this.#core?.onProposalRefused(errorCode, proposal, this.hooks.now());
   }
 
   /** Follower: the leader's high watermark, from a fetch answer. */

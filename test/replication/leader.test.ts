@@ -2,7 +2,12 @@
 // high watermark that only counts durable bytes and never goes back.
 import { describe, expect, test } from "bun:test";
 import { ISR_REFUSAL } from "../../src/replication/elections.ts";
-import { LeaderCore, type LeaderInit, PROPOSAL_RETRY_MS } from "../../src/replication/leader.ts";
+import {
+  JOIN_RETRY_MS,
+  LeaderCore,
+  type LeaderInit,
+  PROPOSAL_RETRY_MS,
+} from "../../src/replication/leader.ts";
 
 const LAG = 1000;
 
@@ -143,9 +148,32 @@ describe("maximal ISR", () => {
     expect(c.onFetch(3, 10, 10, 1).proposal).toBeUndefined();
     expect(c.tick(PROPOSAL_RETRY_MS - 1)).toBeUndefined();
     expect(c.tick(PROPOSAL_RETRY_MS)).toBe(p);
-    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA);
+    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA, undefined, PROPOSAL_RETRY_MS);
     expect(c.pending).toBeNull();
-    expect(c.onFetch(3, 10, 10, PROPOSAL_RETRY_MS + 1).proposal?.isr).toEqual([1, 2, 3]);
+    // Not asked again on the very next fetch (each ask counts 3 for the HW until answered)…
+    expect(c.onFetch(3, 10, 10, PROPOSAL_RETRY_MS + 1).proposal).toBeUndefined();
+    expect(c.pending).toBeNull();
+    // …but once JOIN_RETRY_MS has passed.
+    expect(c.onFetch(3, 10, 10, PROPOSAL_RETRY_MS + JOIN_RETRY_MS).proposal?.isr).toEqual([
+      1,
+      2,
+      3,
+    ]);
+  });
+
+  test("a follower that may not join (fenced or shutting down) is never proposed or counted", () => {
+    const c = core({ isr: [1, 2] });
+    c.onLocal(10, 10);
+    c.onFetch(2, 10, 10, 0);
+    for (let t = 0; t < 5; t++) expect(c.onFetch(3, 10, 10, t, false).proposal).toBeUndefined();
+    expect(c.pending).toBeNull();
+    // It does not hold the HW either: only the ISR counts.
+    c.onLocal(20, 20);
+    c.onFetch(2, 20, 20, 6);
+    c.onFetch(3, 10, 10, 6, false);
+    expect(c.highWatermark).toBe(20);
+    // Once it may join again, it is proposed as soon as it is in sync.
+    expect(c.onFetch(3, 20, 20, 7).proposal?.isr).toEqual([1, 2, 3]);
   });
 
   test("a refused addition that may have been applied keeps counting until the metadata settles it", () => {
