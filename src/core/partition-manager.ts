@@ -78,6 +78,14 @@ export interface ReplicationHooks {
 /** New partition logs opened at once by one topic's sync. */
 const OPEN_CONCURRENCY = 16;
 
+/**
+ * Disk a new partition's files take at least (directory, partition.meta, empty segment and
+ * indexes, checkpoints: 24 KiB on ext4), with headroom for a first write.
+ */
+export const PARTITION_CREATE_BYTES = 64 * 1024;
+
+const mib = (n: number) => (n / 2 ** 20).toFixed(1);
+
 const LONE: ReplicationHooks = {
   canLead: () => true,
   propose: () => {},
@@ -477,6 +485,25 @@ export class PartitionManager {
     };
   }
 
+  /**
+   * Before a create is committed: the partitions it places on this broker must fit on the disk
+   * with the space reserve left whole, or it is refused (KAFKA_STORAGE_ERROR, HTTP 507) and
+   * nothing is committed, so the metadata never names partitions whose logs could not be made.
+   */
+  #checkRoom(t: TopicInfo, alreadyHere: number): void {
+    const free = this.reserve?.freeBytes() ?? null;
+    if (free === null) return;
+    const here = t.partitions.filter((p) => p.replicas.includes(this.nodeId)).length -
+      alreadyHere;
+    const need = here * PARTITION_CREATE_BYTES + this.reserve!.bytes;
+    if (here > 0 && free < need) {
+      throw new StorageError(
+        `the disk is full: ${here} new partitions of ${t.name} need about ${mib(need)} MiB ` +
+          `free in the data dir (with the space reserve) and ${mib(free)} MiB are`,
+      );
+    }
+  }
+
   async createTopic(
     name: string,
     partitions: number,
@@ -486,14 +513,17 @@ export class PartitionManager {
     internal = false,
     assignments?: number[][],
   ): Promise<TopicInfo> {
-    const t = await this.#metaWrite(() =>
+    const create = (validateOnly: boolean) =>
       this.meta.createTopic(name, partitions, replicationFactor, configs, {
         validateOnly,
         internal,
         assignments,
-      })
-    );
-    if (!validateOnly) await this.syncTopic(t);
+      });
+    // The placement as validated (nothing committed) tells what this broker would hold.
+    if (!validateOnly) this.#checkRoom(await create(true), 0);
+    const t = await this.#metaWrite(() => create(validateOnly));
+    if (validateOnly) this.#checkRoom(t, 0);
+    else await this.syncTopic(t);
     return t;
   }
 
@@ -516,10 +546,14 @@ export class PartitionManager {
     validateOnly = false,
     assignments?: number[][],
   ): Promise<TopicInfo> {
-    const t = await this.#metaWrite(() =>
-      this.meta.createPartitions(name, total, { validateOnly, assignments })
-    );
-    if (!validateOnly) await this.syncTopic(t);
+    const create = (validateOnly: boolean) =>
+      this.meta.createPartitions(name, total, { validateOnly, assignments });
+    const here = this.meta.getTopic(name)?.partitions
+      .filter((p) => p.replicas.includes(this.nodeId)).length ?? 0;
+    if (!validateOnly) this.#checkRoom(await create(true), here);
+    const t = await this.#metaWrite(() => create(validateOnly));
+    if (validateOnly) this.#checkRoom(t, here);
+    else await this.syncTopic(t);
     return t;
   }
 

@@ -61,6 +61,16 @@ export class SpaceReserve {
     }
   }
 
+  /** Bytes free to this process on the data dir's file system, or null when unknown. */
+  freeBytes(): number | null {
+    try {
+      const fs = statfsSync(join(this.path, ".."));
+      return fs.bavail * fs.bsize;
+    } catch {
+      return null;
+    }
+  }
+
   /** Give the space back; true if there was a reserve to release. */
   release(): boolean {
     if (!existsSync(this.path)) return false;

@@ -14,7 +14,10 @@ test("a topic delete committed before ENOSPC is done (no 'unknown topic' from a 
   const meta = MetadataStore.open(dataDir);
   const store = await SegmentLogStore.open({ dataDir, checkpointIntervalMs: 0 });
   let released = 0;
-  const reserve = { release: () => (released++, true) } as unknown as SpaceReserve;
+  const reserve = {
+    release: () => (released++, true),
+    freeBytes: () => null,
+  } as unknown as SpaceReserve;
   const pm = new PartitionManager(meta, store, meta.nodeId, createLogger("error"), reserve);
   try {
     await registerSelf(meta);
