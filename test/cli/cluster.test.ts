@@ -1,38 +1,12 @@
 // The CLI against a cluster of three real brokers: a topic whose partitions are led by different
 // brokers is produced, consumed, followed and read as a group through brokers that lead only
 // some of them; a produce keeps going through the failover of a partition's leader.
-import { afterAll, expect, test } from "bun:test";
-import {
-  brokerCommand,
-  type RunningBroker,
-  startBrokerProcess,
-  tempDir,
-} from "../helpers/broker-process.ts";
+import { expect, test } from "bun:test";
+import { brokerCommand, type RunningBroker } from "../helpers/broker-process.ts";
+import { BrokerSet, waitFor as waitForValue } from "../helpers/processes.ts";
 
-const all: RunningBroker[] = [];
-afterAll(() => {
-  for (const b of all) b.kill("SIGKILL");
-});
-
-async function start(id: number, join?: string): Promise<RunningBroker> {
-  const b = await startBrokerProcess({
-    dataDir: tempDir("cli-cluster-"),
-    args: [
-      "--node-id",
-      String(id),
-      "--voters",
-      "3",
-      "--group-initial-rebalance-delay-ms",
-      "0",
-      "--broker-session-timeout-ms",
-      "2000",
-      ...(join ? ["--join", join] : []),
-    ],
-    timeoutMs: 30_000,
-  });
-  all.push(b);
-  return b;
-}
+const brokers = new BrokerSet("SIGKILL");
+const start = (id: number, join?: string) => brokers.voter(id, join, "cli-cluster-");
 
 /** The CLI against `server` (HOST:PORT, as operators type it). */
 async function cli(server: RunningBroker | string, args: string[], stdin?: string) {
@@ -56,15 +30,8 @@ interface Desc {
   partitions: { partition: number; leader: number; isr: number[] }[];
 }
 
-async function waitFor<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await Bun.sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const waitFor = <T>(what: string, ms: number, fn: () => Promise<T | undefined>) =>
+  waitForValue(what, ms, fn, 200);
 
 const lines = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => `key${(from + i) % 50}:v${from + i}`).join("\n") + "\n";

@@ -2,60 +2,15 @@
 // tail and the group member flow through brokers that lead none of the partitions involved (or
 // do not coordinate the group), forwarded to the leaders over the cluster port; and 503 while a
 // partition has no leader.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { offsetsPartitionFor } from "../../src/groups/index.ts";
 import { PeerLink } from "../../src/cluster/peer-link.ts";
 import { ClusterKey } from "../../src/cluster/auth.ts";
-import {
-  type RunningBroker,
-  startBrokerProcess,
-  tempDir,
-  TEST_JOIN_TOKEN,
-} from "../helpers/broker-process.ts";
+import { type RunningBroker, TEST_JOIN_TOKEN } from "../helpers/broker-process.ts";
+import { BrokerSet, waitFor } from "../helpers/processes.ts";
 
-const all: RunningBroker[] = [];
-afterAll(() => {
-  for (const b of all) b.kill("SIGKILL");
-});
-
-async function start(id: number, join?: string): Promise<RunningBroker> {
-  const b = await startBrokerProcess({
-    dataDir: tempDir("forward-"),
-    args: [
-      "--node-id",
-      String(id),
-      "--voters",
-      "3",
-      "--group-initial-rebalance-delay-ms",
-      "0",
-      "--broker-session-timeout-ms",
-      "2000",
-      ...(join ? ["--join", join] : []),
-    ],
-    timeoutMs: 30_000,
-  });
-  all.push(b);
-  return b;
-}
-
-async function waitFor<T>(
-  what: string,
-  timeoutMs: number,
-  fn: () => Promise<T | undefined>,
-): Promise<T> {
-  const until = performance.now() + timeoutMs;
-  let last: unknown;
-  while (performance.now() < until) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`);
-}
+const brokers = new BrokerSet("SIGKILL");
+const start = (id: number, join?: string) => brokers.voter(id, join, "forward-");
 
 interface Res {
   status: number;

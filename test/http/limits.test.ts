@@ -2,34 +2,15 @@
 // memory (413 from its Content-Length, or a chunked one read only up to the limit), bodies in
 // flight share --http-queued-max-body-bytes (503 with Retry-After when it stays full), and record
 // values nested deeper than 1000 levels get 400 (they were a 500: JSON.stringify's stack).
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { connect } from "node:net";
-import { rssAnonMiB, type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
+import { rssAnonMiB, type RunningBroker } from "../helpers/broker-process.ts";
+import { BrokerSet, metric } from "../helpers/processes.ts";
 import { api } from "../helpers/http.ts";
 
 const MiB = 1024 * 1024;
-const started: RunningBroker[] = [];
-
-afterAll(async () => {
-  for (const b of started) b.kill();
-  await Promise.all(started.map((b) => b.exited));
-});
-
-async function broker(args: string[] = []): Promise<RunningBroker> {
-  const b = await startBrokerProcess({ args });
-  started.push(b);
-  return b;
-}
-
-async function metric(b: RunningBroker, series: string): Promise<number> {
-  const text = await (await fetch(`${b.httpUrl}/metrics`)).text();
-  for (const line of text.split("\n")) {
-    const at = line.lastIndexOf(" ");
-    const name = line.slice(0, at);
-    if (name === series || name === `${series}{}`) return Number(line.slice(at + 1));
-  }
-  return 0;
-}
+const brokers = new BrokerSet();
+const broker = (args: string[] = []) => brokers.start({ args });
 
 interface RawResult {
   status: number;

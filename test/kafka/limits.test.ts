@@ -2,35 +2,15 @@
 // connections (queued.max.request.bytes), the pre-authentication frame limit, max.connections,
 // max.connections.per.ip and connections.max.idle.ms. Each attack once took a broker down (3.9 GB
 // RssAnon from 40 connections announcing 99 MiB frames; 20k idle sockets using up descriptors).
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
-import { rssAnonMiB, type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
+import { rssAnonMiB, type RunningBroker } from "../helpers/broker-process.ts";
+import { BrokerSet, metric } from "../helpers/processes.ts";
 import { RawClient } from "./raw-client.ts";
 
 const MiB = 1024 * 1024;
-const started: RunningBroker[] = [];
-
-afterAll(async () => {
-  for (const b of started) b.kill();
-  await Promise.all(started.map((b) => b.exited));
-});
-
-async function broker(args: string[] = []): Promise<RunningBroker> {
-  const b = await startBrokerProcess({ args });
-  started.push(b);
-  return b;
-}
-
-/** A sample of /metrics, by its full series text (name{labels}). */
-async function metric(b: RunningBroker, series: string): Promise<number> {
-  const text = await (await fetch(`${b.httpUrl}/metrics`)).text();
-  for (const line of text.split("\n")) {
-    const at = line.lastIndexOf(" ");
-    const name = line.slice(0, at);
-    if (name === series || name === `${series}{}`) return Number(line.slice(at + 1));
-  }
-  return 0;
-}
+const brokers = new BrokerSet();
+const broker = (args: string[] = []) => brokers.start({ args });
 
 /** The start of a Metadata v1 frame announcing `size` bytes: the body never follows. */
 function announce(size: number): Uint8Array {

@@ -1,0 +1,86 @@
+// Scaffolding the tests that run real broker processes share: the brokers a test file starts
+// (killed when its tests end), the flags of a three-voter test cluster, bounded polling and one
+// /metrics sample.
+import { afterAll } from "bun:test";
+import {
+  type RunningBroker,
+  startBrokerProcess,
+  type StartOptions,
+  tempDir,
+} from "./broker-process.ts";
+
+/** Brokers started through this set are killed (and awaited) after the file's tests. */
+export class BrokerSet {
+  readonly all: RunningBroker[] = [];
+
+  /** Call at a test file's top level: it registers the file's afterAll. */
+  constructor(signal: NodeJS.Signals = "SIGTERM") {
+    afterAll(async () => {
+      for (const b of this.all) b.kill(signal);
+      await Promise.all(this.all.map((b) => b.exited));
+    });
+  }
+
+  async start(opts: StartOptions = {}): Promise<RunningBroker> {
+    const b = await startBrokerProcess(opts);
+    this.all.push(b);
+    return b;
+  }
+
+  /**
+   * Broker `id` of a three-voter cluster (joining through `join`, another broker's cluster
+   * address), with the group rebalance delay off and a 2 s broker session so failovers are quick.
+   */
+  voter(id: number, join: string | undefined, dirPrefix: string): Promise<RunningBroker> {
+    return this.start({
+      dataDir: tempDir(dirPrefix),
+      args: [
+        "--node-id",
+        String(id),
+        "--voters",
+        "3",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+        "--broker-session-timeout-ms",
+        "2000",
+        ...(join ? ["--join", join] : []),
+      ],
+      timeoutMs: 30_000,
+    });
+  }
+}
+
+/**
+ * Polls `fn` every `everyMs` until it gives a value, for at most `timeoutMs`; a throw counts as
+ * not yet, and the last one is named in the timeout's error.
+ */
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  fn: () => Promise<T | undefined>,
+  everyMs = 100,
+): Promise<T> {
+  const until = performance.now() + timeoutMs;
+  let last: unknown;
+  while (performance.now() < until) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await Bun.sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`);
+}
+
+/** A sample of a broker's /metrics, by its full series text (name{labels}); 0 when absent. */
+export async function metric(b: RunningBroker, series: string): Promise<number> {
+  const text = await (await fetch(`${b.httpUrl}/metrics`)).text();
+  for (const line of text.split("\n")) {
+    const at = line.lastIndexOf(" ");
+    const name = line.slice(0, at);
+    if (name === series || name === `${series}{}`) return Number(line.slice(at + 1));
+  }
+  return 0;
+}
