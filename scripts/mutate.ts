@@ -51,6 +51,7 @@ import {
   baseline,
   type BaselineEntry,
   CHILD_NICENESS,
+  killChildren,
   runBunTests,
 } from "./mutations/bun-tests.ts";
 
@@ -400,7 +401,9 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
     }
     if (tests.length > 0) {
       // Integration tests start broker processes: a test-suite bug gets more time than a seed run.
-      const budget = o.timeBudgetMs ?? (campaigns.length === 0 ? TESTS_BUDGET_MS : TIME_BUDGET_MS);
+      const budget = o.timeBudgetMs ??
+        (m.testBudgetSeconds !== undefined ? m.testBudgetSeconds * 1000 : undefined) ??
+        (campaigns.length === 0 ? TESTS_BUDGET_MS : TIME_BUDGET_MS);
       const t = await runBunTests(dir, tests, budget);
       if (t.failed) {
         return {
@@ -563,6 +566,13 @@ export function markdown(rep: SuiteReport): string {
 }
 
 if (import.meta.main) {
+  // Interrupted: end the test children (they would run on, niced, for minutes) and go.
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    process.on(sig, () => {
+      killChildren();
+      process.exit(130);
+    });
+  }
   const args = process.argv.slice(2);
   const o: SuiteOptions = { log: (l) => console.log(l) };
   let md = false;

@@ -2,11 +2,27 @@
 // failing test, read from bun's report; the baseline (the named files on the unmutated code: a
 // file that fails there would make every bug it names look caught); the whole-suite rerun of a
 // survivor. Children run at a lower CPU priority: the machine is shared.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { setPriority } from "node:os";
 
 /** Niceness of every `bun test` child (and the brokers it starts, which inherit it). */
 export const CHILD_NICENESS = 10;
+
+const running = new Set<ChildProcess>();
+
+/** Ends every `bun test` child still running (the runner was interrupted). */
+export function killChildren(): void {
+  for (const c of running) killGroup(c);
+}
+
+/** The child and the brokers its tests started (its own process group). */
+function killGroup(c: ChildProcess): void {
+  try {
+    if (c.pid !== undefined) process.kill(-c.pid, "SIGKILL");
+  } catch {
+    c.kill("SIGKILL");
+  }
+}
 
 export interface TestRun {
   /** Non-zero exit (or killed). */
@@ -53,7 +69,10 @@ export function runBunTests(
     const child = spawn(process.execPath, ["test", "--timeout", "60000", ...extra, ...files], {
       cwd: dir,
       stdio: ["ignore", "ignore", "pipe"],
+      // Its own process group: a hung run is ended with every broker its tests started.
+      detached: true,
     });
+    running.add(child);
     try {
       if (child.pid !== undefined) setPriority(child.pid, CHILD_NICENESS);
     } catch {
@@ -68,9 +87,10 @@ export function runBunTests(
     let killed = false;
     const timer = setTimeout(() => {
       killed = true;
-      child.kill("SIGKILL");
+      killGroup(child);
     }, budgetMs);
     child.on("close", (code) => {
+      running.delete(child);
       clearTimeout(timer);
       const failures = parseReport(text);
       const first = [...failures][0];

@@ -31,6 +31,12 @@ export interface Mutation {
    * scratch copy (a test-suite mutation copies all of test/).
    */
   tests?: readonly string[];
+  /**
+   * Wall-clock budget of its `bun test` run in seconds (default: the runner's). For a bug that
+   * makes a unit test hang (an awaited promise that never settles outlived bun's per-test
+   * timeout here): a hang counts as caught, and costs only this.
+   */
+  testBudgetSeconds?: number;
   /** Seeds to try (default: the campaign's budget in run-campaign.ts). */
   seeds?: number;
   /**

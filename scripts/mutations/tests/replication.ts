@@ -38,8 +38,28 @@ export const REPLICATION_TESTS: readonly Mutation[] = [
     find: "    this.#core = null;\n    this.#failAcks(\n",
     replace: "    this.#core = null;\n    if (!wasLeader) this.#failAcks(\n",
     tests: REPLICA_TESTS,
+    // The waiting test hangs rather than failing: a hang is caught, in a minute.
+    testBudgetSeconds: 60,
     why: "A leader that loses its leadership keeps its acks=all waiters: producers wait for " +
       "their timeout instead of NOT_LEADER_OR_FOLLOWER at once (and retry on the new leader).",
+  },
+  {
+    id: "replica-gated-leadership-taken",
+    file: REPLICA,
+    find: "if (a.leader === this.nodeId && a.gated !== true) {",
+    replace: "if (a.leader === this.nodeId) {",
+    tests: REPLICA_TESTS,
+    why: "A broker still fenced takes up the leadership the metadata names for it: it serves " +
+      "and acknowledges writes before it has caught up on the metadata.",
+  },
+  {
+    id: "replica-fenced-leader-keeps-leading",
+    file: REPLICA,
+    find: "        this.partitionEpoch = -1;\n        this.#becomeFollower();\n",
+    replace: "        this.partitionEpoch = -1;\n",
+    tests: REPLICA_TESTS,
+    why: "A leader fenced by the controller (nothing newer in the metadata) keeps leading: a " +
+      "zombie leader appends while the controller elects another.",
   },
   {
     id: "leader-caught-up-at-every-fetch",
