@@ -1,4 +1,5 @@
 // Client subcommands of the binary: they talk to a running broker over its HTTP API.
+import { aclCommands } from "./acl.ts";
 import { CliError, UsageError } from "./client.ts";
 import { type Command, runCommand } from "./command.ts";
 import { topicCommands } from "./topic.ts";
@@ -21,6 +22,7 @@ export const COMMANDS: Command[] = [
   ...rebalanceCommands,
   ...reassignCommands,
   ...userCommands,
+  ...aclCommands,
   completionCommand,
 ];
 

@@ -20,6 +20,7 @@ import { clusterRoutes, NOT_READY } from "./cluster.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import { authMiddleware } from "./auth.ts";
 import { aclMiddleware } from "./acl.ts";
+import { aclRoutes } from "./acls.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
 import type { PasswordChecker } from "../kafka/sasl/password.ts";
 import { consoleRoutes } from "../console/index.ts";
@@ -168,6 +169,7 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
   memberRoutes(app, ctx);
   reassignmentRoutes(app, ctx);
   userRoutes(app, ctx);
+  aclRoutes(app, ctx);
 
   // Registered, not put in docConfig: the generator replaces the config's components.
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -18,6 +18,7 @@ const PATH_EXAMPLES: Record<string, string> = {
 const QUERIES: Record<string, string> = {
   "get /groups/{group}/records": "member_id=MEMBER_ID&generation_id=1&max_wait_ms=1000",
   "post /groups/{group}/members/{member}/heartbeat": "generation_id=1",
+  "delete /acls": "principal=User:alice",
 };
 
 /** Bodies for operations whose schemas accept many shapes, or need related fields. */
@@ -32,6 +33,11 @@ const BODIES: Record<string, { type: string; body: string }> = {
       '{"member_id":"MEMBER_ID","generation_id":1,"offsets":[{"topic":"orders","partition":0,"offset":42}]}',
   },
   "post /users": { type: "application/json", body: '{"name":"alice","password":"alice-secret"}' },
+  "post /acls": {
+    type: "application/json",
+    body: '{"resource_type":"topic","resource_name":"orders","principal":"User:alice",' +
+      '"operation":"read"}',
+  },
   "post /topics/{topic}/records": {
     type: "application/json",
     body: '[{"key":"alice","value":{"amount":42}},{"key":"bob","value":"text"}]',
