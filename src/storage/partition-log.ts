@@ -596,9 +596,23 @@ export class SegmentPartitionLog implements PartitionLog {
     }
   }
 
+  /** The leader epoch file's writes, one at a time (they share a temp file). */
+  private epochWrites: Promise<void> = RESOLVED;
+  private epochWriteQueued = false;
+
+  /**
+   * Write the epoch cache durably, after any write of it in flight; writes asked for meanwhile
+   * are one write of the newest cache, and none once the log is closing (close writes it).
+   */
   private persistEpochs(): void {
-    const p = path.join(this.dir, EPOCH_FILE);
-    handled(writeFileDurable(this.deps.io, p, this.epochs.encode())).catch((e) =>
+    if (this.epochWriteQueued) return;
+    this.epochWriteQueued = true;
+    this.epochWrites = this.epochWrites.then(async () => {
+      this.epochWriteQueued = false;
+      if (this.closed) return;
+      const p = path.join(this.dir, EPOCH_FILE);
+      await writeFileDurable(this.deps.io, p, this.epochs.encode());
+    }).catch((e) =>
       this.deps.logger("warn", "could not persist the leader epoch cache", { error: String(e) })
     );
   }
@@ -1068,6 +1082,8 @@ export class SegmentPartitionLog implements PartitionLog {
       s.writeIndexes();
       files.push(s.file(".index"), s.file(".timeindex"));
     }
+    // A write of the epoch file in flight ends first (the same temp file); queued ones are off.
+    await this.epochWrites;
     const epochs = path.join(this.dir, EPOCH_FILE);
     if (!sync) {
       writeFileReplacing(io, epochs, this.epochs.encode());
