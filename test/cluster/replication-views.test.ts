@@ -2,19 +2,17 @@
 // and flags, GET /cluster session states, /metrics) through a controlled shutdown and a restart,
 // and ElectLeaders sent to a broker that is not the controller (passed on to it), over Kafka and
 // over HTTP (the CLI).
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { type RunningBroker, startBrokerProcess, tempDir } from "../helpers/broker-process.ts";
+import { type RunningBroker, tempDir } from "../helpers/broker-process.ts";
+import { BrokerSet, waitFor } from "../helpers/processes.ts";
 import { RawClient } from "../kafka/raw-client.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
-const all: RunningBroker[] = [];
-afterAll(() => {
-  for (const b of all) b.kill("SIGKILL");
-});
+const brokers = new BrokerSet("SIGKILL");
 
 function start(id: number, dataDir: string, join?: string): Promise<RunningBroker> {
-  return startBrokerProcess({
+  return brokers.start({
     dataDir,
     args: [
       "--node-id",
@@ -28,9 +26,6 @@ function start(id: number, dataDir: string, join?: string): Promise<RunningBroke
       ...(join ? ["--join", join] : []),
     ],
     timeoutMs: 30_000,
-  }).then((b) => {
-    all.push(b);
-    return b;
   });
 }
 
@@ -40,21 +35,6 @@ async function get(b: RunningBroker, path: string): Promise<any> {
   const text = await r.text();
   if (r.status !== 200) throw new Error(`${path}: ${r.status} ${text}`);
   return path === "/metrics" ? text : JSON.parse(text);
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>) {
-  const until = performance.now() + timeoutMs;
-  let last: unknown;
-  while (performance.now() < until) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
 }
 
 function metric(text: string, name: string): number {

@@ -65,19 +65,7 @@ describe("request bytes in memory", () => {
     async () => {
       const b = await broker();
       const admin = await RawClient.connect(b.kafkaPort);
-      const created = await admin.call(19, 4, {
-        topics: [{
-          name: "lim",
-          numPartitions: 1,
-          replicationFactor: 1,
-          assignments: [],
-          configs: [],
-        }],
-        timeoutMs: 5000,
-        validateOnly: false,
-      });
-      // deno-lint-ignore no-explicit-any
-      expect((created.topics as any)[0].errorCode).toBe(0);
+      expect(await admin.createTopics(["lim"])).toEqual([0]);
       let peak = rssAnonMiB(b.proc.pid);
       const sampler = setInterval(() => {
         try {

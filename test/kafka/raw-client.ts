@@ -135,6 +135,22 @@ export class RawClient {
     return decodeResponseFrame(apiKey, apiVersion, f.frame).body;
   }
 
+  /** CreateTopics v4 of topics with `numPartitions` partitions of one replica: each name's code. */
+  async createTopics(names: readonly string[], numPartitions = 1): Promise<number[]> {
+    const r = await this.call(19, 4, {
+      topics: names.map((name) => ({
+        name,
+        numPartitions,
+        replicationFactor: 1,
+        assignments: [],
+        configs: [],
+      })),
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
+    return (r.topics as Struct[]).map((t) => t.errorCode as number);
+  }
+
   close() {
     this.socket.end();
   }
