@@ -179,9 +179,12 @@ export async function runStep(ctx: StepContext, step: Step): Promise<FaultEvent 
         disks.drain(target);
       }
       // What the broker itself refused or failed to write meanwhile: the fault's proof of effect.
-      const refused = (logs ?? []).slice(mark).filter((l) => l.includes("ENOSPC")).length;
+      // (ENOSPC from files, "database or disk is full" / SQLITE_FULL from the metadata store.)
+      const refused =
+        (logs ?? []).slice(mark).filter((l) => /ENOSPC|disk is full|SQLITE_FULL/.test(l))
+          .length;
       note = `data dir filled: ${(ballast / 2 ** 20).toFixed(1)} MiB ballast, ${free} bytes ` +
-        `left; ${refused} writes failed with ENOSPC in the broker's log`;
+        `left; ${refused} writes failed for want of space in the broker's log`;
       break;
     }
     case "reassign": {
