@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { markdown, runSuite, THRESHOLD } from "../../scripts/mutate.ts";
 import { ALL_MUTATIONS, checkMutations, MUTATIONS } from "../../scripts/mutations/index.ts";
+import { parseReport } from "../../scripts/mutations/bun-tests.ts";
 
 const ROOT = path.resolve(import.meta.dir, "../..");
 
@@ -20,6 +21,32 @@ test("every planted bug's edit applies: its text occurs exactly once in its file
   expect(problems).toEqual([]);
   // The issue asks for at least 20 text mutations the simulators are expected to catch.
   expect(MUTATIONS.filter((m) => m.expect !== "survives").length).toBeGreaterThanOrEqual(20);
+});
+
+// The baseline and the whole-suite rerun decide per file: which files failed, and how, is read
+// from bun's report (a file's header line comes before its results).
+test("bun's report is read as the first failure of each failing file", () => {
+  const report = [
+    "bun test v1.4.5",
+    "",
+    "test/a.test.ts:",
+    "(pass) a ok [0.34ms]",
+    "error: expect(received).toBe(expected)",
+    "(fail) a > bad [0.66ms]",
+    "(fail) a > worse [1.00ms]",
+    "",
+    "test/b/c.test.ts:",
+    "(pass) d > b ok [0.01ms]",
+    "",
+    "test/e.test.ts:",
+    "# Unhandled error between tests",
+    "",
+    " 2 pass",
+  ].join("\n");
+  expect([...parseReport(report)]).toEqual([
+    ["test/a.test.ts", "a > bad"],
+    ["test/e.test.ts", "an error outside any test"],
+  ]);
 });
 
 test(`the simulators catch at least ${THRESHOLD * 100} % of the planted bugs`, async () => {
