@@ -12,7 +12,8 @@ import type { Logger } from "../log.ts";
 import { ensureIdentity, IdentityError, isValidClusterId } from "../meta/index.ts";
 import { META_PROPERTIES, parseMetaProperties } from "../meta/identity.ts";
 import type { LogEntry, MetadataLog, MetaDb } from "../meta/index.ts";
-import { ErrorCode as MetaErrorCode, type ErrorCodeName, MetaError } from "../meta/errors.ts";
+import { MetaError } from "../meta/errors.ts";
+import { ErrorCode, type ErrorCodeName } from "../protocol/kafka/error-codes.ts";
 import { type MetadataRecord, parseRecord } from "../meta/records.ts";
 import { SqliteMetadataStateMachine } from "./metadata-state-machine.ts";
 import { RaftStorageError, SqliteRaftStorage } from "./raft-storage-sqlite.ts";
@@ -658,7 +659,7 @@ export class ClusterService {
     if (refused !== undefined) {
       const name = String(refused.codeName) as ErrorCodeName;
       throw new MetaError(
-        name in MetaErrorCode ? name : "UNKNOWN_SERVER_ERROR",
+        Object.hasOwn(ErrorCode, name) ? name : "UNKNOWN_SERVER_ERROR",
         String(refused.message),
       );
     }

@@ -2,9 +2,6 @@
 // front ends send back (the HTTP API maps it to a status), so callers never parse messages.
 import { ErrorCode, type ErrorCodeName } from "../protocol/kafka/error-codes.ts";
 
-// The one table, re-exported for the metadata layer's callers (no second list of codes here).
-export { ErrorCode, type ErrorCodeName };
-
 export class MetaError extends Error {
   override readonly name = "MetaError";
   /** Kafka error code, e.g. 36 for TOPIC_ALREADY_EXISTS, named as in the one error table. */
