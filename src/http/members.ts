@@ -199,7 +199,9 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing, acces
             requireKnownMemberId: false,
             brokerAssigns: true,
           }, connection);
-          if (j.kind !== "join") throw kafkaError(-1, "unexpected coordinator answer");
+          if (j.kind !== "join") {
+            throw kafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "unexpected coordinator answer");
+          }
           if (j.errorCode === ErrorCode.UNKNOWN_MEMBER_ID && memberId !== "") {
             memberId = ""; // expired: join as a new member
             continue;
@@ -216,7 +218,9 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing, acces
             protocolName: j.protocolName,
             assignments: [],
           }, connection);
-          if (s.kind !== "sync") throw kafkaError(-1, "unexpected coordinator answer");
+          if (s.kind !== "sync") {
+            throw kafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "unexpected coordinator answer");
+          }
           if (s.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) continue;
           if (s.errorCode !== 0) throw kafkaError(s.errorCode, `cannot join group ${group}`);
           return c.json({
@@ -389,7 +393,9 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing, acces
         retentionTimeMs: -1,
         topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
       });
-      if (r.kind !== "offsetCommit") throw kafkaError(-1, "unexpected coordinator answer");
+      if (r.kind !== "offsetCommit") {
+        throw kafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "unexpected coordinator answer");
+      }
       for (const t of r.topics) {
         for (const p of t.partitions) {
           if (p.errorCode !== 0) {

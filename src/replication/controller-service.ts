@@ -506,14 +506,22 @@ export class ControllerService {
     };
     return this.#serial(`alter:${b.topicId}:${b.partition}`, async () => {
       const p = this.#view().find((x) => x.topicId === b.topicId && x.partition === b.partition);
-      if (p === undefined) return { body: { errorCode: 3, message: "unknown partition" } };
+      if (p === undefined) {
+        return {
+          body: { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: "unknown partition" },
+        };
+      }
       // Only added brokers are checked: a fenced one, or one in a controlled shutdown (leaving
       // the ISRs), may not join.
       const live = this.#live();
       const c = checkIsrChange(p, req, (id) => live(id) && !this.sessions.shuttingDown(id));
       if ("errorCode" in c) return { body: c };
       const ok = await this.#apply([c]);
-      return { body: ok === 1 ? { errorCode: 0 } : { errorCode: 108, message: "not committed" } };
+      return {
+        body: ok === 1
+          ? { errorCode: 0 }
+          : { errorCode: ErrorCode.INVALID_UPDATE_VERSION, message: "not committed" },
+      };
     });
   }
 

@@ -2,6 +2,7 @@
  * Request/response headers and whole-message entry points. Frames here are the bytes after the
  * 4-byte size prefix on input; encoders emit the size prefix too.
  */
+import { ErrorCode } from "./error-codes.ts";
 import { ApiKey, apiName, type Direction, isFlexible, schemaFor } from "./apis.ts";
 import { decodeBody, encodeStruct, type Struct } from "./codec.ts";
 import { ProtocolDecodeError, ProtocolEncodeError, UnsupportedApiError } from "./errors.ts";
@@ -218,7 +219,7 @@ export function encodeApiVersionsUnsupported(
   max: number,
 ): Uint8Array[] {
   return encodeResponseFrame(ApiKey.ApiVersions, 0, correlationId, {
-    errorCode: 35,
+    errorCode: ErrorCode.UNSUPPORTED_VERSION,
     apiKeys: [{ apiKey: ApiKey.ApiVersions, minVersion: min, maxVersion: max }],
   });
 }
