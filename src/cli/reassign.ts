@@ -176,11 +176,13 @@ export async function submitPlan(
   client: ApiClient,
   partitions: PlanEntry[],
   throttle?: number,
+  keepReplicationFactor = false,
 ): Promise<Results> {
   return await client.call<Results>("POST", "/reassignments", {
     version: 1,
     partitions,
     ...(throttle !== undefined ? { throttle } : {}),
+    ...(keepReplicationFactor ? { allow_replication_factor_change: false } : {}),
   });
 }
 
@@ -272,13 +274,16 @@ export const reassignCommands: Command[] = [
   },
   {
     name: "reassign execute",
-    usage: "reassign execute --reassignment-json-file F [--throttle BYTES_PER_S] [--wait]",
+    usage:
+      "reassign execute --reassignment-json-file F [--throttle BYTES_PER_S] [--wait] [--disallow-replication-factor-change]",
     summary: "Start the moves of a plan (Kafka's reassignment JSON); --wait shows progress.",
     flags: [
       '--reassignment-json-file F  the plan ({"version":1,"partitions":[...]}; null replicas cancel)',
       "--throttle BYTES_PER_S      limit the copy to new replicas (leader and follower side); cleared",
       "                            when each move completes (no --verify needed to clear it)",
       "--wait                      show progress until every move is done",
+      "--disallow-replication-factor-change",
+      "                            refuse moves that change a partition's replication factor",
     ],
     examples: [
       "broker reassign execute --reassignment-json-file plan.json",
@@ -288,6 +293,7 @@ export const reassignCommands: Command[] = [
       "reassignment-json-file": { type: "string" },
       throttle: { type: "string" },
       wait: { type: "boolean" },
+      "disallow-replication-factor-change": { type: "boolean" },
     },
     async run(ctx) {
       const file = ctx.values["reassignment-json-file"] as string;
@@ -304,7 +310,12 @@ export const reassignCommands: Command[] = [
         const cur = t!.partitions.find((p) => p.partition === e.partition);
         if (cur) rollback.partitions.push({ ...e, replicas: cur.replicas });
       }
-      const r = await submitPlan(ctx.client, plan, throttleFlag(ctx.values.throttle));
+      const r = await submitPlan(
+        ctx.client,
+        plan,
+        throttleFlag(ctx.values.throttle),
+        ctx.values["disallow-replication-factor-change"] === true,
+      );
       if (ctx.json && ctx.values.wait !== true) {
         json(r);
         return r.accepted === plan.length ? 0 : 1;

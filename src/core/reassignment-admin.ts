@@ -89,10 +89,15 @@ export class ReassignmentAdmin {
 
   /**
    * Submit moves (`target` a replica list) and cancels (`target` null), at `throttle` bytes/s
-   * for new moves (0: the brokers' default). Answers per item with a Kafka error code.
+   * for new moves (0: the brokers' default); `keepReplicationFactor` refuses a target of another
+   * size (INVALID_REPLICATION_FACTOR). Answers per item with a Kafka error code.
    */
-  async alter(items: readonly ReassignItem[], throttle = 0): Promise<ReassignResult[]> {
-    return await this.#call({ op: "alter", items, throttle }, items.length);
+  async alter(
+    items: readonly ReassignItem[],
+    throttle = 0,
+    keepReplicationFactor = false,
+  ): Promise<ReassignResult[]> {
+    return await this.#call({ op: "alter", items, throttle, keepReplicationFactor }, items.length);
   }
 
   /** The throttle of moving partitions (all when `items` is null). */

@@ -35,6 +35,10 @@ const Plan = z.object({
   version: z.literal(1).optional(),
   partitions: z.array(PlanEntry).max(100_000),
   throttle: Throttle.optional(),
+  allow_replication_factor_change: z.boolean().optional().openapi({
+    description: "false: a target whose size differs from the partition's replication factor " +
+      "is refused with INVALID_REPLICATION_FACTOR (38), as Kafka's KIP-860 option (default true)",
+  }),
 }).openapi("ReassignmentPlan", {
   description: "Kafka's reassignment JSON (kafka-reassign-partitions --reassignment-json-file)",
 });
@@ -145,13 +149,20 @@ export function reassignmentRoutes(app: OpenAPIHono, ctx: HttpContext) {
       responses: { 200: jsonOk(Results), ...commonErrors, ...noController },
     }),
     async (c) => {
-      const { partitions, throttle } = valid(c, "json", Plan);
+      const { partitions, throttle, allow_replication_factor_change: allow } = valid(
+        c,
+        "json",
+        Plan,
+      );
       const items = partitions.map((p) => ({
         topic: p.topic,
         partition: p.partition,
         target: p.replicas,
       }));
-      return c.json(resultsJson(await adminOf(ctx).alter(items, throttle ?? 0)), 200);
+      return c.json(
+        resultsJson(await adminOf(ctx).alter(items, throttle ?? 0, allow === false)),
+        200,
+      );
     },
   );
 

@@ -30,6 +30,11 @@ export interface ReassignRequest {
   items: ReassignItem[];
   /** Bytes/s for the adding replicas' copy (alter: of new moves; throttle: the new rate). */
   throttle: number;
+  /**
+   * alter: refuse a target whose size differs from the partition's replication factor (KIP-860's
+   * AllowReplicationFactorChange false); the factor of a moving partition is its original's.
+   */
+  keepReplicationFactor?: boolean;
 }
 
 export interface ReassignResult {
@@ -73,7 +78,9 @@ export function parseReassignRequest(body: unknown): ReassignRequest {
     }
     items.push({ topic: o.topic, partition: o.partition, target });
   }
-  return { op: b.op, items, throttle };
+  const keep = b.keepReplicationFactor ?? false;
+  if (typeof keep !== "boolean") throw new Error("keepReplicationFactor must be a boolean");
+  return { op: b.op, items, throttle, keepReplicationFactor: keep };
 }
 
 export interface ReassignPlan {
@@ -117,7 +124,10 @@ export function planReassignRequest(
     let out: PartitionChange | Refusal | null;
     if (req.op === "throttle") out = throttleChange(p, req.throttle);
     else if (it.target === null) out = cancelReassignment(p, live);
-    else out = submitReassignment(p, it.target, registered, req.throttle);
+    else {
+      out = req.keepReplicationFactor === true ? rfChange(p, it.target) : null;
+      out ??= submitReassignment(p, it.target, registered, req.throttle);
+    }
     if (out !== null && "errorCode" in out) {
       results.push({ topic: it.topic, partition: it.partition, ...out });
       continue;
@@ -126,4 +136,15 @@ export function planReassignRequest(
     results.push({ topic: it.topic, partition: it.partition, errorCode: 0, message: null });
   }
   return { results, changes };
+}
+
+/** A refusal when `target` changes `p`'s replication factor (that of its original, if moving). */
+function rfChange(p: MovingPartition, target: readonly number[]): Refusal | null {
+  const factor = (p.reassignment?.original ?? p.replicas).length;
+  if (target.length === factor) return null;
+  return {
+    errorCode: REASSIGN_ERROR.INVALID_REPLICATION_FACTOR,
+    message: `${p.topic}-${p.partition}: the replication factor would change from ${factor} to ` +
+      `${target.length}, and the request does not allow it`,
+  };
 }

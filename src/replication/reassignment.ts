@@ -20,6 +20,7 @@ export type { ReassignmentState };
 /** Kafka error codes a refused reassignment request answers with. */
 export const REASSIGN_ERROR = {
   UNKNOWN_TOPIC_OR_PARTITION: 3,
+  INVALID_REPLICATION_FACTOR: 38,
   INVALID_REPLICA_ASSIGNMENT: 39,
   INVALID_REQUEST: 42,
   REASSIGNMENT_IN_PROGRESS: 60,

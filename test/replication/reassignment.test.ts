@@ -253,6 +253,36 @@ describe("requests", () => {
     expect(plan.changes.size).toBe(1);
     expect(plan.changes.get(0)!.reassignment!.throttle).toBe(1000);
   });
+
+  test("keepReplicationFactor (KIP-860 false): a target of another size is refused with 38", () => {
+    expect(() => parseReassignRequest({ op: "alter", items: [], keepReplicationFactor: "yes" }))
+      .toThrow(/boolean/);
+    const queued = apply(part(), submitReassignment(part(), [2, 3, 4], all));
+    const moving = apply(queued, start(queued)); // replicas [1,2,3,4] while it copies
+    const req = parseReassignRequest({
+      op: "alter",
+      keepReplicationFactor: true,
+      items: [
+        { topic: "t", partition: 0, target: [1, 2] }, // 3 -> 2
+        { topic: "t", partition: 3, target: [1, 2, 3, 4] }, // 3 -> 4
+        { topic: "t", partition: 2, target: [2, 3, 4] }, // same factor: accepted
+        { topic: "t", partition: 1, target: [2, 3, 4] }, // moving: its original's factor (3)
+        { topic: "t", partition: 1, target: null }, // a cancel is no factor change
+      ],
+    });
+    const view = [
+      part(),
+      { ...moving, partition: 1 },
+      part({ partition: 2 }),
+      part({ partition: 3 }),
+    ];
+    const plan = planReassignRequest(req, view, all, all);
+    expect(plan.results.map((r) => r.errorCode)).toEqual([38, 38, 0, 0, 0]);
+    expect(plan.results[0].message).toMatch(/replication factor would change from 3 to 2/);
+    // Allowed (the default, as Kafka's), the same items change factors.
+    const open = planReassignRequest({ ...req, keepReplicationFactor: false }, view, all, all);
+    expect(open.results.slice(0, 2).map((r) => r.errorCode)).toEqual([0, 0]);
+  });
 });
 
 describe("progress", () => {

@@ -1,7 +1,9 @@
 // AlterPartitionReassignments (45, KIP-455): start moves (a replica list) and cancel them (null
 // replicas) for named partitions, as kafka-reassign-partitions and kafkajs'
 // admin.alterPartitionReassignments send it. The controller decides (ReassignmentAdmin passes
-// the request on from any broker); each partition is answered with its own error code.
+// the request on from any broker); each partition is answered with its own error code. v1
+// (KIP-860): AllowReplicationFactorChange false refuses a target that changes a partition's
+// replication factor (INVALID_REPLICATION_FACTOR), echoed in the response.
 import {
   type AlterPartitionReassignmentsRequest,
   type AlterPartitionReassignmentsResponse,
@@ -43,8 +45,10 @@ async function alterPartitionReassignments(
       items.push({ topic: t.name, partition: p.partitionIndex, target: p.replicas });
     }
   }
+  const allow = req.body.allowReplicationFactorChange;
   const fail = (errorCode: number, message: string): Response => ({
     throttleTimeMs: 0,
+    allowReplicationFactorChange: allow,
     errorCode,
     errorMessage: message,
     responses: answer(items, items.map(() => ({ errorCode, message }))),
@@ -59,14 +63,20 @@ async function alterPartitionReassignments(
   const admin = ReassignmentAdmin.of(ctx.meta);
   if (admin === undefined) return fail(ErrorCode.NOT_CONTROLLER, "this broker has no controller");
   try {
-    const results = good.length === 0 ? [] : await admin.alter(good);
+    const results = good.length === 0 ? [] : await admin.alter(good, 0, !allow);
     let j = 0;
     const codes = items.map((it) =>
       bad(it)
         ? { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: "malformed partition entry" }
         : { errorCode: results[j].errorCode, message: results[j++].message }
     );
-    return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, responses: answer(items, codes) };
+    return {
+      throttleTimeMs: 0,
+      allowReplicationFactorChange: allow,
+      errorCode: 0,
+      errorMessage: null,
+      responses: answer(items, codes),
+    };
   } catch (e) {
     const code = errorCodeOf(e);
     return fail(code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code, errorMessageOf(e));
@@ -75,6 +85,6 @@ async function alterPartitionReassignments(
 
 export default defineHandler({
   apiKey: ApiKey.AlterPartitionReassignments,
-  versions: [0, 0],
+  versions: [0, 1],
   handle: alterPartitionReassignments,
 });

@@ -1755,10 +1755,12 @@ export type AlterPartitionReassignmentsRequestTopics = {
   partitions: AlterPartitionReassignmentsRequestTopicsPartitions[];
 };
 
-/** AlterPartitionReassignments (key 45) request, versions 0, flexible 0+. */
+/** AlterPartitionReassignments (key 45) request, versions 0-1, flexible 0+. */
 export type AlterPartitionReassignmentsRequest = {
   /** v0+, default 60000 */
   timeoutMs: number;
+  /** v1+, default true */
+  allowReplicationFactorChange: boolean;
   /** v0+ */
   topics: AlterPartitionReassignmentsRequestTopics[];
 };
@@ -1785,6 +1787,8 @@ export type AlterPartitionReassignmentsResponseResponses = {
 export type AlterPartitionReassignmentsResponse = {
   /** v0+ */
   throttleTimeMs: number;
+  /** v1+, default true, ignorable */
+  allowReplicationFactorChange?: boolean;
   /** v0+ */
   errorCode: number;
   /** v0+, null v0+ */

@@ -1,14 +1,15 @@
-// Partition reassignment (KIP-455): AlterPartitionReassignments (45) and
-// ListPartitionReassignments (46), v0 (flexible from the start).
+// Partition reassignment (KIP-455): AlterPartitionReassignments (45) v0-1 (v1: KIP-860's
+// AllowReplicationFactorChange) and ListPartitionReassignments (46) v0; flexible from the start.
 import { defineApi } from "../schema.ts";
 
 export const ALTER_PARTITION_REASSIGNMENTS = defineApi({
   apiKey: 45,
   name: "AlterPartitionReassignments",
-  valid: "0",
+  valid: "0-1",
   flexible: "0+",
   request: `
     TimeoutMs int32 0+ def=60000
+    AllowReplicationFactorChange bool 1+ def=true
     Topics [] 0+ {
       Name string 0+
       Partitions [] 0+ {
@@ -19,6 +20,7 @@ export const ALTER_PARTITION_REASSIGNMENTS = defineApi({
   `,
   response: `
     ThrottleTimeMs int32 0+
+    AllowReplicationFactorChange bool 1+ def=true ign
     ErrorCode int16 0+
     ErrorMessage string 0+ null=0+
     Responses [] 0+ {
