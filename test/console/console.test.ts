@@ -12,6 +12,8 @@ import { api as rawApi } from "../helpers/http.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const TOKEN = "console-test-token-0123456789";
+const USER = "operator-ann";
+const PASSWORD = "ann-secret-pässword";
 const SHOTS = process.env.CONSOLE_SCREENSHOTS;
 const HOSTILE_VALUE = `<img src=x onerror="window.__pwned=1">`;
 const HOSTILE_KEY = `<b onclick="window.__pwned=2">key</b>`;
@@ -126,6 +128,41 @@ describe.skipIf(!existsSync(CHROMIUM))("web console in Chromium", () => {
       return JSON.stringify(g.localStorage) + JSON.stringify(g.sessionStorage) + g.document.cookie;
     });
     expect(stored).not.toContain(TOKEN);
+  });
+
+  test("a user of the broker signs in with a name and password; a refusal says so", async () => {
+    await api("POST", "/users", { name: USER, password: PASSWORD });
+    await page.getByTestId("logout").click();
+    await page.getByTestId("login").waitFor();
+    // The broker's 401 offers Basic, so the form asks for a user too.
+    await page.getByTestId("login-user").fill(USER);
+    await page.getByTestId("login-password").fill("not-the-password");
+    await page.getByTestId("login-submit").click();
+    await page.getByTestId("login-error").filter({ hasText: `refused user ${USER}` }).waitFor();
+    await shot("login-refused");
+    expect(await page.getByTestId("login-password").inputValue()).toBe("");
+    await page.getByTestId("login-password").fill(PASSWORD);
+    await page.getByTestId("login-submit").click();
+    const cluster = await api("GET", "/cluster");
+    await page.getByTestId("cluster-id").filter({ hasText: cluster.cluster_id }).waitFor();
+    await page.getByTestId("signed-in-as").filter({ hasText: USER }).waitFor();
+    // Its calls carry the user (Basic), not the token; nothing of it is stored.
+    const sent = await page.evaluate(async () => {
+      const r = await fetch("/cluster", { credentials: "omit" });
+      return r.status;
+    });
+    expect(sent).toBe(401);
+    const stored = await page.evaluate(() => {
+      // deno-lint-ignore no-explicit-any
+      const g = globalThis as any;
+      return JSON.stringify(g.localStorage) + JSON.stringify(g.sessionStorage) + g.document.cookie;
+    });
+    expect(stored).not.toContain(PASSWORD);
+    // Back to the token for the pages that follow.
+    await page.getByTestId("logout").click();
+    await page.getByTestId("login-token").fill(TOKEN);
+    await page.getByTestId("login-submit").click();
+    await page.getByTestId("cluster-id").filter({ hasText: cluster.cluster_id }).waitFor();
   });
 
   test("cluster page shows the brokers, controller and partition health the API reports", async () => {

@@ -1,8 +1,12 @@
-// API calls from the console: JSON in and out, with the operator's token (kept only in this
-// page's memory: never in localStorage or a cookie, so it is gone when the page is closed).
+// API calls from the console: JSON in and out, with the operator's token or user name and
+// password (kept only in this page's memory: never in localStorage or a cookie, so they are gone
+// when the page is closed).
 import { fill, h } from "./dom.js";
 
-let token = "";
+/** The Authorization header value: "Bearer …" (the token) or "Basic …" (a user), or "". */
+let authorization = "";
+/** The user signed in with a password, shown in the header; "" with the token. */
+let userName = "";
 
 /**
  * The token goes in its own header; no cookie or browser-kept login is ever sent, and a 401 that
@@ -12,11 +16,34 @@ export const OMIT = "omit";
 let onUnauthorized = () => {};
 
 export function setToken(t) {
-  token = t;
+  authorization = t ? `Bearer ${t}` : "";
+  userName = "";
+}
+
+/** HTTP Basic (RFC 7617): "user:password" as UTF-8, base64. */
+export function basicHeader(user, password) {
+  const bytes = new TextEncoder().encode(`${user}:${password}`);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return `Basic ${btoa(bin)}`;
+}
+
+export function setUser(user, password) {
+  authorization = basicHeader(user, password);
+  userName = user;
 }
 
 export function hasToken() {
-  return token !== "";
+  return authorization !== "";
+}
+
+export function signedInUser() {
+  return userName;
+}
+
+/** Whether a 401 offers Basic: the broker takes its users' names and passwords too. */
+export function offersBasic(res) {
+  return /(^|[\s,])Basic\s/i.test(res.headers.get("www-authenticate") ?? "");
 }
 
 /** What to do when the API answers 401 (the login form). */
@@ -25,16 +52,18 @@ export function setUnauthorizedHandler(fn) {
 }
 
 export class ApiError extends Error {
-  constructor(status, body) {
+  constructor(status, body, basic = false) {
     super(body?.message ?? `HTTP ${status}`);
     this.status = status;
     this.body = body;
+    /** A 401 that offers user logins (HTTP Basic) besides the token. */
+    this.basic = basic;
   }
 }
 
-/** Headers for an API request: the token when one was given. */
+/** Headers for an API request: the token or the user when one was given. */
 export function authHeaders(extra = {}) {
-  return token ? { ...extra, authorization: `Bearer ${token}` } : extra;
+  return authorization ? { ...extra, authorization } : extra;
 }
 
 /** Call the API. A 401 shows the login form and rejects, so the page that asked stops. */
@@ -59,7 +88,7 @@ export async function api(path, { method = "GET", body, signal, headers } = {}) 
     data = { message: text.slice(0, 200) };
   }
   if (!res.ok) {
-    const err = new ApiError(res.status, data);
+    const err = new ApiError(res.status, data, res.status === 401 && offersBasic(res));
     if (res.status === 401) onUnauthorized(err);
     throw err;
   }
@@ -110,7 +139,7 @@ export async function apiStream(path, { signal, accept }) {
     } catch {
       data = null;
     }
-    const err = new ApiError(res.status, data);
+    const err = new ApiError(res.status, data, res.status === 401 && offersBasic(res));
     if (res.status === 401) onUnauthorized(err);
     throw err;
   }

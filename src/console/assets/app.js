@@ -3,6 +3,7 @@
 import { fill, h } from "./dom.js";
 import {
   api,
+  basicHeader,
   clearBanner,
   errorText,
   hasToken,
@@ -10,7 +11,9 @@ import {
   OMIT,
   setToken,
   setUnauthorizedHandler,
+  setUser,
   showBanner,
+  signedInUser,
 } from "./api.js";
 import { clusterPage } from "./cluster.js";
 import { topicPage, topicsPage } from "./topics.js";
@@ -20,49 +23,76 @@ import { groupPage, groupsPage } from "./groups.js";
 const main = () => document.getElementById("main");
 let loginShown = false;
 
-function showLogin(reason) {
+/** Whether the broker offered user logins (HTTP Basic) in its last 401. */
+let basicOffered = false;
+
+function showLogin(reason, basic = basicOffered) {
   if (loginShown) return;
   loginShown = true;
+  basicOffered = basic;
   leavePage();
   clearBanner();
-  const hadToken = hasToken();
+  const hadLogin = hasToken();
   setToken("");
   renderWho();
-  const input = h("input", {
-    type: "password",
-    id: "token",
-    autocomplete: "off",
-    "data-testid": "login-token",
-    required: true,
-  });
+  const field = (id, type, testid, autocomplete) =>
+    h("input", { type, id, autocomplete, "data-testid": testid });
+  const token = field("token", "password", "login-token", "off");
+  const user = field("user", "text", "login-user", "username");
+  const password = field("password", "password", "login-password", "current-password");
   const msg = h(
     "p",
     { class: "error", "data-testid": "login-error" },
-    hadToken && reason ? reason : "",
+    hadLogin && reason ? reason : "",
   );
   const submit = async (ev) => {
     ev.preventDefault();
     msg.textContent = "";
-    const t = input.value;
+    const asUser = basic && user.value !== "";
+    if (!asUser && token.value === "") {
+      msg.textContent = basic ? "Give the token, or a user name and password." : "Give the token.";
+      return;
+    }
+    const authorization = asUser
+      ? basicHeader(user.value, password.value)
+      : `Bearer ${token.value}`;
     try {
-      // Checked before it is kept, so a wrong token leaves the form as it is.
-      const res = await fetch("/cluster", {
-        credentials: OMIT,
-        headers: { authorization: `Bearer ${t}` },
-      });
+      // Checked before it is kept, so a refused login leaves the form as it is.
+      const res = await fetch("/cluster", { credentials: OMIT, headers: { authorization } });
       if (res.status === 401) {
-        msg.textContent = "That token is not accepted.";
+        msg.textContent = asUser
+          ? `The broker refused user ${user.value}: the user name or password is wrong.`
+          : "That token is not accepted.";
+        (asUser ? password : token).value = "";
         return;
       }
     } catch (e) {
       msg.textContent = errorText(e);
       return;
     }
-    setToken(t);
+    if (asUser) setUser(user.value, password.value);
+    else setToken(token.value);
     loginShown = false;
     renderWho();
     route();
   };
+  const users = basic
+    ? [
+      h(
+        "p",
+        { class: "muted" },
+        "Or sign in as a user of the broker (",
+        h("code", null, "broker user add"),
+        "):",
+      ),
+      h("label", { for: "user" }, "User "),
+      user,
+      " ",
+      h("label", { for: "password" }, "Password "),
+      password,
+      " ",
+    ]
+    : [];
   fill(
     main(),
     h(
@@ -74,28 +104,37 @@ function showLogin(reason) {
         null,
         "This broker requires its HTTP token (",
         h("code", null, "--http-token"),
-        "). The console keeps it in this page's memory only: reloading the page forgets it.",
+        basic ? ") or a user's name and password" : ")",
+        ". The console keeps them in this page's memory only: reloading the page forgets them.",
       ),
       h("label", { for: "token" }, "Token "),
-      input,
+      token,
       " ",
+      ...users,
       h("button", { type: "submit", class: "primary", "data-testid": "login-submit" }, "Sign in"),
       msg,
     ),
   );
-  input.focus();
+  token.focus();
 }
 
 function renderWho() {
   fill(
     document.getElementById("who"),
     hasToken()
-      ? h("button", {
-        type: "button",
-        class: "link",
-        "data-testid": "logout",
-        onclick: () => showLogin(),
-      }, "Sign out")
+      ? h(
+        "span",
+        null,
+        signedInUser()
+          ? h("span", { class: "muted", "data-testid": "signed-in-as" }, `${signedInUser()} `)
+          : "",
+        h("button", {
+          type: "button",
+          class: "link",
+          "data-testid": "logout",
+          onclick: () => showLogin(),
+        }, "Sign out"),
+      )
       : "",
   );
 }
@@ -198,7 +237,7 @@ async function route() {
   }
 }
 
-setUnauthorizedHandler((e) => showLogin(e.message));
+setUnauthorizedHandler((e) => showLogin(e.message, e.basic));
 globalThis.addEventListener("hashchange", route);
 // The first call tells whether a token is needed: a 401 shows the login form instead.
 api("/cluster").then(route, (e) => {
