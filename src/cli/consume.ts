@@ -7,6 +7,7 @@ import { ApiClient, CliError, enc, UsageError } from "./client.ts";
 import { type Command, intFlag, need } from "./command.ts";
 import { Output } from "./output.ts";
 import { Progress } from "./progress.ts";
+import { batchesEnd, byteTemplate, printBatches } from "./print-batches.ts";
 import {
   ATTR_CONTROL,
   BATCH_HEADER_SIZE,
@@ -103,10 +104,27 @@ export function decodeBatches(
 }
 
 /**
+ * Bytes of stored batches per request: at 1 MiB the response has a length the client allocates
+ * once and memory the allocator reuses; 8 MiB pages cost twice the page faults (measured).
+ */
+const BATCH_BYTES = 1 << 20;
+
+/** How read records reach the output: decoded (JSON pages) or as stored batches. */
+interface Sink {
+  recs(recs: Rec[]): Promise<void>;
+  /** Prints the records at or after `from` (at most `max`) of whole batches; how many. */
+  batches(buf: Uint8Array, partition: number, from: number, max: number): Promise<number>;
+}
+
+type Fetched =
+  | { json: Page }
+  | { buf: Uint8Array; offset: number; high: number };
+
+/**
  * Records of one partition from `from` up to the high watermark as it was when read. The first
  * page comes from the JSON route (it resolves earliest, latest and times); the rest as stored
- * batches from the partition's leader, decoded here (a tenth of the work: nothing is rendered
- * and parsed as JSON), or, where that route is refused (another broker leads), JSON pages.
+ * batches, printed from their bytes (a tenth of the work: nothing is rendered and parsed as
+ * JSON, and no record objects are made), or, where that route is refused, JSON pages.
  */
 async function readPartition(
   client: ApiClient,
@@ -114,58 +132,61 @@ async function readPartition(
   partition: number,
   from: string,
   max: number,
-  emit: (recs: Rec[]) => Promise<void>,
+  sink: Sink,
 ): Promise<number> {
   let n = 0;
   let batches = true;
   const base = `/topics/${enc(topic)}/partitions/${partition}`;
-  const jsonPage = async (q: string, limit: number): Promise<Page> =>
-    await client.call<Page>(
+  const jsonPage = async (q: string, limit: number): Promise<Fetched> => ({
+    json: await client.call<Page>(
       "GET",
       `${base}/records?${q}&format=text&limit=${limit}&max_bytes=8388608`,
       undefined,
       { retry: true },
-    );
-  const page = async (offset: number, hw: number, limit: number): Promise<Page> => {
+    ),
+  });
+  const page = async (offset: number, hw: number, limit: number): Promise<Fetched> => {
     if (batches) {
       const res = await client.raw(
         "GET",
-        `${base}/batches?offset=${offset}&max_bytes=8388608`,
+        `${base}/batches?offset=${offset}&max_bytes=${BATCH_BYTES}`,
         {},
-        {
-          retry: true,
-        },
+        { retry: true },
       );
       if (res.ok) {
-        const d = decodeBatches(new Uint8Array(await res.arrayBuffer()), topic, partition, offset);
-        const high = Number(res.headers.get("x-high-watermark") ?? hw);
-        return { records: d.records, next_offset: d.next, high_watermark: high };
+        const buf = new Uint8Array(await res.arrayBuffer());
+        return { buf, offset, high: Number(res.headers.get("x-high-watermark") ?? hw) };
       }
       await res.arrayBuffer().catch(() => {});
       batches = false;
     }
     return await jsonPage(`offset=${offset}`, limit);
   };
-  let next: Promise<Page> | undefined = jsonPage(
+  let next: Promise<Fetched> | undefined = jsonPage(
     isTime(from) ? `timestamp=${enc(from)}` : `offset=${from}`,
-    Math.min(10_000, max),
+    // Small: it only has to resolve the start (stored batches follow, where served).
+    Math.min(500, max),
   );
   // Bounded: each page returns records or moves on (past control batches) or reaches the high
   // watermark.
   let prev = -1;
   for (let round = 0; round < 10_000_000 && next !== undefined; round++) {
-    const r: Page = await next;
-    const got = r.records.length;
-    const done = r.next_offset >= r.high_watermark || n + got >= max ||
-      (got === 0 && r.next_offset <= prev);
-    prev = r.next_offset;
-    // The next page is on its way while this one is printed.
-    next = done
+    const f: Fetched = await next;
+    const nextOffset: number = "json" in f ? f.json.next_offset : batchesEnd(f.buf, f.offset);
+    const high: number = "json" in f ? f.json.high_watermark : f.high;
+    const pending: number = "json" in f ? Math.min(f.json.records.length, max - n) : 0;
+    // The next page is on its way while this one is printed (dropped if --count is reached).
+    next = nextOffset >= high || nextOffset <= prev || n + pending >= max
       ? undefined
-      : page(r.next_offset, r.high_watermark, Math.min(10_000, max - n - got));
-    const take = n + got > max ? r.records.slice(0, max - n) : r.records;
-    n += take.length;
-    await emit(take);
+      : page(nextOffset, high, Math.min(10_000, max - n - pending));
+    next?.catch(() => {});
+    prev = nextOffset;
+    if ("json" in f) {
+      const take = f.json.records.slice(0, max - n);
+      n += take.length;
+      await sink.recs(take);
+    } else n += await sink.batches(f.buf, partition, f.offset, max - n);
+    if (n >= max) break;
   }
   return n;
 }
@@ -382,6 +403,7 @@ export const consumeCommand: Command = {
     const max = intFlag(ctx.values.count, "count") ?? Number.MAX_SAFE_INTEGER;
     if (max < 0) throw new UsageError("--count must be ≥ 0");
     const fmt = formatter(ctx.values.format as string | undefined, ctx.json);
+    const bytesFmt = byteTemplate(ctx.values.format as string | undefined, ctx.json);
     const output = new Output();
     const group = ctx.values.group as string | undefined;
     const follows = ctx.values.follow === true;
@@ -405,6 +427,22 @@ export const consumeCommand: Command = {
       if (follows || group !== undefined) await output.flush();
       else await output.maybeFlush();
     };
+    const sink: Sink = {
+      recs: emit,
+      async batches(buf, p, offset, limit) {
+        if (bytesFmt === undefined) {
+          // --json and {headers} are rendered from decoded records.
+          const recs = decodeBatches(buf, topic, p, offset).records.slice(0, limit);
+          await emit(recs);
+          return recs.length;
+        }
+        const before = output.size;
+        const n = printBatches(buf, topic, p, offset, limit, bytesFmt, output).records;
+        progress.add(n, output.size - before);
+        await output.maybeFlush();
+        return n;
+      },
+    };
     try {
       if (max === 0) return 0;
       if (group !== undefined) {
@@ -425,7 +463,7 @@ export const consumeCommand: Command = {
       await ctx.client.discover();
       let n = 0;
       for (const p of parts) {
-        n += await readPartition(ctx.client, topic, p.partition, from, max - n, emit);
+        n += await readPartition(ctx.client, topic, p.partition, from, max - n, sink);
         if (n >= max) break;
       }
       return 0;

@@ -1,0 +1,157 @@
+// `broker consume` output straight from stored record batches: each record's fields are copied
+// as bytes into the output buffer, with no record objects, no UTF-8 decoding into strings and no
+// re-encoding on the way out (that was most of the CLI's time on a bulk read). The text is the
+// same as formatting decoded records (consume.ts `formatter`): a key or value that is valid
+// UTF-8 is shown as is (a leading BOM dropped, as TextDecoder does), anything else as base64.
+import { isUtf8 } from "node:buffer";
+import {
+  ATTR_CONTROL,
+  ATTR_TIMESTAMP_TYPE,
+  BATCH_HEADER_SIZE,
+  batchSizeAt,
+  readBatchHeader,
+  Reader,
+  RecordFormatError,
+  recordsSection,
+} from "../protocol/record-batch.ts";
+import { decompress } from "../protocol/compression/index.ts";
+import type { Output } from "./output.ts";
+
+type Field = "topic" | "partition" | "offset" | "timestamp" | "key" | "value";
+
+/** A --format template split into literal text and fields, ready for byte output. */
+export interface ByteTemplate {
+  /** UTF-8 text before each field, and after the last (with the newline). */
+  literals: Uint8Array[];
+  fields: Field[];
+}
+
+const utf8 = new TextEncoder();
+const FIELDS = /\{(topic|partition|offset|timestamp|key|value|headers)\}/g;
+
+/**
+ * The template as literals and fields, or undefined when it needs decoded records (--json, or
+ * {headers}, which formatter renders from decoded headers).
+ */
+export function byteTemplate(
+  template: string | undefined,
+  asJson: boolean,
+): ByteTemplate | undefined {
+  if (asJson) return undefined;
+  const t = (template ?? "{value}").replaceAll("\\n", "\n").replaceAll("\\t", "\t");
+  const pieces = (t + "\n").split(FIELDS);
+  const literals: Uint8Array[] = [];
+  const fields: Field[] = [];
+  for (let i = 0; i < pieces.length; i++) {
+    if (i % 2 === 0) literals.push(utf8.encode(pieces[i]));
+    else if (pieces[i] === "headers") return undefined;
+    else fields.push(pieces[i] as Field);
+  }
+  return { literals, fields };
+}
+
+/** Key or value bytes as text: UTF-8 as is (without a BOM), else base64. */
+function putText(out: Output, buf: Uint8Array, start: number, len: number): void {
+  if (len <= 0) return;
+  const b = buf.subarray(start, start + len);
+  if (!isUtf8(b)) {
+    out.push(Buffer.from(b.buffer, b.byteOffset, b.length).toString("base64"));
+    return;
+  }
+  if (len >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) out.pushBytes(b.subarray(3));
+  else out.pushBytes(b);
+}
+
+/**
+ * Writes the records of whole batches in `buf` at or after offset `from` (at most `max`; control
+ * batches skipped) to `out`; returns how many were written and where the next read starts (past
+ * every whole batch, or past the last record written when `max` stopped it).
+ */
+export function printBatches(
+  buf: Uint8Array,
+  topic: string,
+  partition: number,
+  from: number,
+  max: number,
+  t: ByteTemplate,
+  out: Output,
+): { records: number; next: number } {
+  let n = 0;
+  let next = from;
+  const partText = String(partition);
+  for (let pos = 0; pos + BATCH_HEADER_SIZE <= buf.length;) {
+    const size = batchSizeAt(buf, pos);
+    if (size < BATCH_HEADER_SIZE || pos + size > buf.length) break;
+    const h = readBatchHeader(buf, pos);
+    if (h.magic !== 2) throw new RecordFormatError(`unsupported magic ${h.magic}`);
+    const batch = buf.subarray(pos, pos + size);
+    pos += size;
+    const batchNext = h.baseOffset + h.lastOffsetDelta + 1;
+    if ((h.attributes & ATTR_CONTROL) !== 0 || batchNext <= from) {
+      next = Math.max(next, batchNext);
+      continue;
+    }
+    const section = recordsSection(batch, decompress)!;
+    const logAppend = (h.attributes & ATTR_TIMESTAMP_TYPE) !== 0;
+    const r = new Reader(section);
+    for (let i = 0; i < h.recordsCount; i++) {
+      const len = r.varint();
+      const end = r.pos + len;
+      if (len < 0 || end > section.length) throw new RecordFormatError("record length past end");
+      r.pos++; // attributes
+      const tsDelta = r.varlong();
+      const offset = h.baseOffset + r.varint();
+      const kl = r.varint();
+      const kStart = r.pos;
+      if (kl > 0) r.pos += kl;
+      const vl = r.varint();
+      const vStart = r.pos;
+      if (vl > 0) r.pos += vl;
+      if (r.pos > end) throw new RecordFormatError("record length past end");
+      r.pos = end; // headers: not shown by byte templates
+      if (offset < from) continue;
+      if (n >= max) return { records: n, next: Math.max(next, offset) };
+      n++;
+      for (let f = 0; f < t.fields.length; f++) {
+        if (t.literals[f].length > 0) out.pushBytes(t.literals[f]);
+        switch (t.fields[f]) {
+          case "value":
+            putText(out, section, vStart, vl);
+            break;
+          case "key":
+            putText(out, section, kStart, kl);
+            break;
+          case "offset":
+            out.push(String(offset));
+            break;
+          case "partition":
+            out.push(partText);
+            break;
+          case "timestamp":
+            out.push(String(logAppend ? h.maxTimestamp : h.baseTimestamp + tsDelta));
+            break;
+          case "topic":
+            out.push(topic);
+            break;
+        }
+      }
+      out.pushBytes(t.literals[t.fields.length]);
+    }
+    if (r.pos !== section.length) throw new RecordFormatError("trailing bytes after records");
+    next = Math.max(next, batchNext);
+  }
+  return { records: n, next };
+}
+
+/** Where the read after these whole batches starts: past the last of them (or `from`). */
+export function batchesEnd(buf: Uint8Array, from: number): number {
+  let next = from;
+  for (let pos = 0; pos + BATCH_HEADER_SIZE <= buf.length;) {
+    const size = batchSizeAt(buf, pos);
+    if (size < BATCH_HEADER_SIZE || pos + size > buf.length) break;
+    const h = readBatchHeader(buf, pos);
+    next = Math.max(next, h.baseOffset + h.lastOffsetDelta + 1);
+    pos += size;
+  }
+  return next;
+}
