@@ -63,6 +63,8 @@ export interface BrokerConfig {
   kafkaSasl: "none" | "required";
   /** sasl.enabled.mechanisms */
   kafkaSaslMechanisms: SaslMechanism[];
+  /** connections.max.reauth.ms: SASL sessions last this long (KIP-368); 0: for ever. */
+  connectionsMaxReauthMs: number;
   /** acl: Kafka requests are checked against the ACLs (authorizer.class.name); none: not. */
   authorizer: "none" | "acl";
   /** Principals that bypass ACLs (super.users), e.g. "User:admin". */
@@ -507,6 +509,15 @@ export const OPTIONS: OptionSpec[] = [
     default: SASL_MECHANISMS.join(","),
     help: "SASL mechanisms offered (sasl.enabled.mechanisms), comma-separated",
     parse: parseSaslMechanisms,
+  },
+  {
+    flag: "connections-max-reauth-ms",
+    key: "connectionsMaxReauthMs",
+    arg: "MS",
+    default: "0",
+    help: "SASL sessions last this long: clients re-authenticate on the connection before it " +
+      "ends or are disconnected (connections.max.reauth.ms, KIP-368; 0: sessions never end)",
+    parse: intIn(0, 2_147_483_647),
   },
   {
     flag: "authorizer",

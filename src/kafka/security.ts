@@ -44,7 +44,12 @@ export function metadataCredentials(meta: MetadataStore): CredentialSource {
 export function kafkaSecurity(
   cfg: Pick<
     BrokerConfig,
-    "kafkaTlsCert" | "kafkaTlsKey" | "kafkaTlsCa" | "kafkaSasl" | "kafkaSaslMechanisms"
+    | "kafkaTlsCert"
+    | "kafkaTlsKey"
+    | "kafkaTlsCa"
+    | "kafkaSasl"
+    | "kafkaSaslMechanisms"
+    | "connectionsMaxReauthMs"
   >,
   meta: MetadataStore,
   log: Logger,
@@ -59,7 +64,12 @@ export function kafkaSecurity(
     }
     : undefined;
   const sasl: KafkaSaslOptions | undefined = cfg.kafkaSasl === "required"
-    ? { mechanisms: cfg.kafkaSaslMechanisms, credentials, passwords }
+    ? {
+      mechanisms: cfg.kafkaSaslMechanisms,
+      credentials,
+      passwords,
+      maxReauthMs: cfg.connectionsMaxReauthMs,
+    }
     : undefined;
   const protocol = `${sasl ? "SASL_" : ""}${tls ? "SSL" : "PLAINTEXT"}`;
   if (sasl?.mechanisms.includes("PLAIN") && !tls) {

@@ -29,6 +29,8 @@ export interface KafkaSaslOptions {
   credentials: CredentialSource;
   /** Shared with the HTTP API's Basic logins (one cache of checked passwords). */
   passwords?: PasswordChecker;
+  /** connections.max.reauth.ms (KIP-368); 0 or absent: sessions never end. */
+  maxReauthMs?: number;
 }
 
 export interface KafkaListenerOptions extends Partial<ConnectionLimits> {
@@ -112,6 +114,7 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
       mechanisms: opts.sasl.mechanisms,
       source: opts.sasl.credentials,
       passwords: opts.sasl.passwords ?? new PasswordChecker(opts.sasl.credentials),
+      maxReauthMs: opts.sasl.maxReauthMs,
       log: ctx.log,
       metrics: ctx.metrics,
     })

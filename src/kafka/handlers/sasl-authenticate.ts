@@ -1,6 +1,6 @@
 // SaslAuthenticate once a connection needs none (see sasl-handshake.ts): ILLEGAL_SASL_STATE, as
-// Kafka answers a second authentication on a connection (re-authentication, KIP-368, is not
-// offered: the session lifetime is 0).
+// Kafka answers a second authentication on a connection whose session does not expire
+// (re-authentication, KIP-368, runs in sasl/gate.ts with --connections-max-reauth-ms).
 import { ApiKey, ErrorCode } from "../../protocol/kafka/index.ts";
 import { defineHandler } from "../api.ts";
 

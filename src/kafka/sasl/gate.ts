@@ -5,6 +5,13 @@
 // then the connection is closed. SaslHandshake v0 is followed by bare SASL tokens (a 4-byte size
 // and the token, no request header: kafka-python 2.0 speaks that), v1 by SaslAuthenticate
 // requests. Once authenticated, every frame goes to the wrapped dispatcher.
+//
+// Re-authentication (KIP-368), with connections.max.reauth.ms > 0: a client that authenticated
+// with SaslAuthenticate v1+ is told the session's lifetime (session_lifetime_ms) and must
+// authenticate again on the same connection (SaslHandshake v1, SaslAuthenticate) before it ends,
+// as the same principal with the same mechanism; a request other than that after the session
+// expired closes the connection, as Kafka's broker does. Clients of SaslAuthenticate v0 (or the
+// bare tokens of SaslHandshake v0) cannot re-authenticate and keep their sessions, as in Kafka.
 import { randomBytes } from "node:crypto";
 import {
   ApiKey,
@@ -42,6 +49,16 @@ type State =
 interface Session {
   state: State;
   exchange: SaslExchange | null;
+  /** Re-authenticating: who the connection was, which must not change. */
+  reauth?: { principal: string; mechanism: SaslMechanism };
+}
+
+/** An authenticated session that expires (KIP-368). */
+interface Lifetime {
+  /** When the session ends (the gate's clock, ms). */
+  expiresAt: number;
+  principal: string;
+  mechanism: SaslMechanism;
 }
 
 export interface SaslGateOptions extends Omit<ExchangeDeps, "fakeSecret"> {
@@ -49,16 +66,23 @@ export interface SaslGateOptions extends Omit<ExchangeDeps, "fakeSecret"> {
   mechanisms: readonly SaslMechanism[];
   log: Logger;
   metrics: Metrics;
+  /** connections.max.reauth.ms: the session lifetime told to clients (0: sessions never end). */
+  maxReauthMs?: number;
+  /** The clock sessions expire by (ms); tests move it. */
+  now?: () => number;
 }
 
 export class SaslGate implements FrameDispatcher {
   readonly #sessions = new WeakMap<KafkaConnection, Session>();
+  readonly #lifetimes = new WeakMap<KafkaConnection, Lifetime>();
+  readonly #now: () => number;
   readonly #deps: ExchangeDeps;
   readonly #warnings: WarnLimiter;
   readonly #outcomes;
 
   constructor(readonly inner: FrameDispatcher, readonly opts: SaslGateOptions) {
     this.#deps = { ...opts, fakeSecret: randomBytes(32) };
+    this.#now = opts.now ?? Date.now;
     this.#warnings = new WarnLimiter(opts.log);
     this.#outcomes = opts.metrics.counter(
       "broker_kafka_authentications_total",
@@ -67,7 +91,10 @@ export class SaslGate implements FrameDispatcher {
   }
 
   dispatch(frame: Uint8Array, conn: KafkaConnection): Promise<FrameOutcome> {
-    if (!conn.mustAuthenticate) return this.inner.dispatch(frame, conn);
+    if (!conn.mustAuthenticate) {
+      const life = this.#lifetimes.get(conn);
+      return life === undefined ? this.inner.dispatch(frame, conn) : this.#live(frame, conn, life);
+    }
     let s = this.#sessions.get(conn);
     if (s === undefined) this.#sessions.set(conn, s = { state: "handshake", exchange: null });
     if (s.state === "raw") return this.#rawToken(frame, conn, s);
@@ -92,7 +119,49 @@ export class SaslGate implements FrameDispatcher {
 
   closed(conn: KafkaConnection): void {
     this.#sessions.delete(conn);
+    this.#lifetimes.delete(conn);
     this.inner.closed(conn);
+  }
+
+  /**
+   * A frame of an authenticated connection whose session expires: re-authentication, or a
+   * request served while the session lasts (closed after it ended).
+   */
+  #live(frame: Uint8Array, conn: KafkaConnection, life: Lifetime): Promise<FrameOutcome> {
+    const s = this.#sessions.get(conn);
+    let apiKey: number, version: number, correlationId: number;
+    try {
+      ({ apiKey, apiVersion: version, correlationId } = decodeRequestHeader(frame));
+    } catch (e) {
+      if (!(e instanceof ProtocolDecodeError)) throw e;
+      return Promise.resolve("close");
+    }
+    if (s === undefined && apiKey === ApiKey.SaslHandshake && version >= 1) {
+      const started: Session = {
+        state: "handshake",
+        exchange: null,
+        reauth: { principal: life.principal, mechanism: life.mechanism },
+      };
+      this.#sessions.set(conn, started);
+      return Promise.resolve(this.#handshake(frame, conn, started, version, correlationId));
+    }
+    if (s !== undefined) {
+      if (apiKey === ApiKey.SaslAuthenticate && s.state === "authenticate") {
+        return this.#authenticate(frame, conn, s, version, correlationId);
+      }
+      // Anything else in the middle of re-authenticating breaks the sequence.
+      return this.#refuse(conn, `request ${apiKey} v${version} while re-authenticating`);
+    }
+    if (this.#now() >= life.expiresAt) {
+      this.#outcomes.inc({ mechanism: life.mechanism, result: "expired" });
+      this.opts.log.info("closing a Kafka connection: its SASL session expired", {
+        remote: conn.remoteHost,
+        principal: life.principal,
+        request: apiKey,
+      });
+      return Promise.resolve("close");
+    }
+    return this.inner.dispatch(frame, conn);
   }
 
   /** Closed unanswered: what Kafka does with a request out of the authentication sequence. */
@@ -119,7 +188,9 @@ export class SaslGate implements FrameDispatcher {
       return "close";
     }
     const enabled = this.opts.mechanisms;
-    const ok = isSaslMechanism(mechanism) && enabled.includes(mechanism);
+    // Re-authentication keeps the mechanism (Kafka refuses a change).
+    const ok = isSaslMechanism(mechanism) && enabled.includes(mechanism) &&
+      (s.reauth === undefined || s.reauth.mechanism === mechanism);
     const chunks = encodeResponseFrame(ApiKey.SaslHandshake, version, correlationId, {
       errorCode: ok ? ErrorCode.NONE : ErrorCode.UNSUPPORTED_SASL_MECHANISM,
       mechanisms: [...enabled],
@@ -155,24 +226,44 @@ export class SaslGate implements FrameDispatcher {
     }
     s.state = "busy";
     const r = await s.exchange!.step(token);
-    const respond = (errorCode: number, message: string | null, bytes: Uint8Array) =>
+    // KIP-368: v1+ clients are told the session's lifetime and re-authenticate before it ends.
+    const lifetime = version >= 1 ? this.opts.maxReauthMs ?? 0 : 0;
+    const respond = (
+      errorCode: number,
+      message: string | null,
+      bytes: Uint8Array,
+      sessionLifetimeMs = 0,
+    ) =>
       encodeResponseFrame(ApiKey.SaslAuthenticate, version, correlationId, {
         errorCode,
         errorMessage: message,
         authBytes: bytes,
-        // No re-authentication (KIP-368): the session does not expire.
-        sessionLifetimeMs: 0,
+        sessionLifetimeMs,
       });
-    if (r.kind === "failed") {
-      this.#failed(conn, s, r.message, r.user);
+    const fail = (message: string, user?: string): FrameOutcome => {
+      this.#failed(conn, s, message, user);
       return {
-        chunks: respond(ErrorCode.SASL_AUTHENTICATION_FAILED, r.message, new Uint8Array(0)),
+        chunks: respond(ErrorCode.SASL_AUTHENTICATION_FAILED, message, new Uint8Array(0)),
         close: true,
       };
+    };
+    if (r.kind === "failed") return fail(r.message, r.user);
+    if (r.kind !== "done") {
+      s.state = "authenticate";
+      return respond(ErrorCode.NONE, null, r.token);
     }
-    if (r.kind === "done") this.#succeeded(conn, s, r.principal);
-    else s.state = "authenticate";
-    return respond(ErrorCode.NONE, null, r.token);
+    if (s.reauth !== undefined && principalString(r.principal) !== s.reauth.principal) {
+      return fail("Cannot change principals during re-authentication");
+    }
+    this.#succeeded(conn, s, r.principal);
+    if (lifetime > 0) {
+      this.#lifetimes.set(conn, {
+        expiresAt: this.#now() + lifetime,
+        principal: principalString(r.principal),
+        mechanism: s.exchange!.mechanism,
+      });
+    } else this.#lifetimes.delete(conn);
+    return respond(ErrorCode.NONE, null, r.token, lifetime);
   }
 
   /** After SaslHandshake v0: the frame is a bare token, answered by a bare token. */
