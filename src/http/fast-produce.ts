@@ -11,6 +11,7 @@ import {
   jsonRecords,
   mediaType,
   parseAcks,
+  produceAnswer,
   ProduceQuery,
   type Producer,
   queryPartition,
@@ -101,7 +102,12 @@ async function handle(
   o: FastPathOptions,
   req: Request,
   topic: string,
-  q: { acks?: string; format?: "json" | "text" | "base64"; partition?: string },
+  q: {
+    acks?: string;
+    format?: "json" | "text" | "base64";
+    partition?: string;
+    summary?: "true" | "false";
+  },
 ): Promise<Response> {
   const t0 = performance.now();
   let res: Response;
@@ -119,7 +125,7 @@ async function handle(
       parseAcks(q.acks),
       queryPartition(q),
     );
-    res = Response.json({ offsets });
+    res = Response.json(produceAnswer(offsets, q.summary === "true"));
   } catch (e) {
     const h = toHttpError(e);
     if (h) res = Response.json(errorBody(h), { status: h.status });

@@ -189,9 +189,11 @@ export class PartitionAccess {
     batches: Uint8Array,
     acks: Acks,
     deadline: number,
+    /** The caller gives `batches` up until this resolves: the log may rewrite them in place. */
+    owned = false,
   ): Promise<{ baseOffset: number }> {
     if (this.leadsHere(topic, partition) || await this.#takingOver(topic, partition, deadline)) {
-      return await this.broker.partitions.append(topic, partition, batches, acks);
+      return await this.broker.partitions.append(topic, partition, batches, acks, owned);
     }
     let leader = this.leaderFor(topic, partition);
     const since = performance.now();
@@ -212,7 +214,7 @@ export class PartitionAccess {
           const moved = this.#movedTo(e.error, leader, topic, partition);
           if (moved === undefined) await Bun.sleep(RETRY_PAUSE_MS);
           if (moved === -1 || this.leadsHere(topic, partition)) {
-            return await this.broker.partitions.append(topic, partition, batches, acks);
+            return await this.broker.partitions.append(topic, partition, batches, acks, owned);
           }
           leader = moved ?? this.leaderFor(topic, partition);
           continue;

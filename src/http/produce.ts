@@ -8,6 +8,8 @@ import type { Acks } from "../core/partition-manager.ts";
 import { partitionForKey } from "../core/partitioner.ts";
 import type { RecordInput } from "../protocol/record-batch.ts";
 import { AppendBatcher } from "./append-batcher.ts";
+import { encodeTextBatches } from "./text-batches.ts";
+import { FramePool } from "../kafka/frame-pool.ts";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { type HttpContext, on } from "./context.ts";
@@ -268,7 +270,31 @@ export const ProduceQuery = z.object({
   partition: z.string().regex(/^\d{1,9}$/, "must be a partition number").optional().openapi({
     description: "write every record to this partition (overrides keys and record fields)",
   }),
+  summary: z.enum(["true", "false"]).optional().openapi({
+    description: "true: answer with the number of records and each partition's first offset " +
+      "(records of a request are contiguous in each partition) instead of an offset per record; " +
+      "for bulk loads, where the per-record answer costs more than the write",
+  }),
 });
+
+/** A produce result as answered: per record, or per partition with `summary=true`. */
+export function produceAnswer(
+  offsets: { partition: number; offset: number | null }[],
+  summary: boolean,
+): unknown {
+  if (!summary) return { offsets };
+  const parts = new Map<
+    number,
+    { partition: number; base_offset: number | null; records: number }
+  >();
+  for (const o of offsets) {
+    const p = parts.get(o.partition);
+    if (p === undefined) {
+      parts.set(o.partition, { partition: o.partition, base_offset: o.offset, records: 1 });
+    } else p.records++;
+  }
+  return { records: offsets.length, partitions: [...parts.values()] };
+}
 
 /** The `partition` query parameter as a number, if given. */
 export const queryPartition = (q: { partition?: string }) =>
@@ -288,12 +314,22 @@ const ProduceBody = z.union([
   z.record(z.string(), z.unknown()).openapi({ description: "one record" }),
 ]).openapi({ description: "one record, an array of records or {records: [...]}" });
 
-const ProduceResponse = z.object({
-  offsets: z.array(z.object({
-    partition: z.number().int(),
-    offset: z.number().int().nullable(),
-  })),
-}).openapi("ProduceResult");
+const ProduceResponse = z.union([
+  z.object({
+    offsets: z.array(z.object({
+      partition: z.number().int(),
+      offset: z.number().int().nullable(),
+    })),
+  }),
+  z.object({
+    records: z.number().int(),
+    partitions: z.array(z.object({
+      partition: z.number().int(),
+      base_offset: z.number().int().nullable().openapi({ description: "null with acks=0" }),
+      records: z.number().int(),
+    })),
+  }).openapi({ description: "with summary=true" }),
+]).openapi("ProduceResult");
 
 const V2Record = z.object({
   key: z.unknown().optional(),
@@ -334,29 +370,38 @@ const produceErrors = {
 export type Producer = ReturnType<typeof createProducer>;
 
 /**
+ * Text bodies from this size on, bound for one partition, are encoded in one pass
+ * (text-batches.ts); smaller ones go through the batcher, which joins concurrent requests.
+ */
+const TEXT_DIRECT_BYTES = 256 * 1024;
+/** Room for a batch header and slack under max.message.bytes, as the batcher leaves. */
+const BATCH_OVERHEAD = 128;
+
+/**
  * Routes records to partitions (explicit, murmur2 on the key, else one sticky partition) and
  * appends them wherever each partition is led: here, or at its leader over the cluster port.
  */
 export function createProducer(broker: Broker, metrics: Metrics, access: PartitionAccess) {
   let spread = 0;
   const topics = new TopicRoutes(broker);
-  const batcher = new AppendBatcher(
-    (t, p, batch, acks) =>
-      access.append(
-        t,
-        p,
-        topics.get(t)?.topicId,
-        batch,
-        acks,
-        performance.now() + PRODUCE_TIMEOUT_MS,
-      ),
-    Date.now,
-    // The open log's limit; for a partition led elsewhere the topic's (its leader checks too).
-    (t, p) =>
-      broker.partitions.has(t, p)
-        ? broker.partitions.partition(t, p).log.config().maxMessageBytes
-        : broker.meta.topicConfig(t).maxMessageBytes,
-  );
+  const append = (t: string, p: number, batch: Uint8Array, acks: Acks, owned = false) =>
+    access.append(
+      t,
+      p,
+      topics.get(t)?.topicId,
+      batch,
+      acks,
+      performance.now() + PRODUCE_TIMEOUT_MS,
+      owned,
+    );
+  // The open log's limit; for a partition led elsewhere the topic's (its leader checks too).
+  const maxBatchBytes = (t: string, p: number) =>
+    broker.partitions.has(t, p)
+      ? broker.partitions.partition(t, p).log.config().maxMessageBytes
+      : broker.meta.topicConfig(t).maxMessageBytes;
+  const batcher = new AppendBatcher(append, Date.now, maxBatchBytes);
+  // Reused output buffers for text bodies: a fresh one per request cost a page fault per 4 KiB.
+  const textPool = new FramePool(16 * 1024 * 1024);
 
   /** Keyless records go to one partition per request, rotating (like Kafka's sticky partitioner). */
   function stickyPartition(topic: string, n: number): number {
@@ -433,7 +478,60 @@ export function createProducer(broker: Broker, metrics: Metrics, access: Partiti
     return target.map((p, i) => ({ partition: p, offset: acks === 0 ? null : offsets[i] }));
   }
 
-  return { produce, topics };
+  /**
+   * A large text/plain body bound for one partition (a given partition, one key for all, no
+   * keys, or a one-partition topic), encoded into batches in one pass and appended as one
+   * request (it would gain nothing from the batcher's company). Undefined when lines carry keys
+   * that may spread over partitions: `produce` routes those record by record.
+   */
+  async function produceText(
+    topic: string,
+    body: Uint8Array,
+    key: string | undefined,
+    separator: string | undefined,
+    acks: Acks,
+    fixed?: number,
+  ) {
+    const t = topics.get(topic);
+    if (!t || t.internal) throw topicNotFound(topic);
+    if (key !== undefined && separator !== undefined) {
+      throw badRequest("give key or key_separator, not both");
+    }
+    const n = t.partitions;
+    if (fixed !== undefined && fixed >= n) {
+      throw partitionNotFound(`partition ${fixed} does not exist (topic ${topic} has ${n})`);
+    }
+    if (separator !== undefined && fixed === undefined && n > 1) return undefined;
+    const fixedKey = key === undefined ? null : enc.encode(key);
+    let p = fixed ?? (n === 1 ? 0 : fixedKey ? partitionForKey(fixedKey, n) : -2);
+    if (p === -2) {
+      p = stickyPartition(topic, n);
+      if (p < 0) {
+        throw leaderUnknown(topic, 0, `no partition of topic ${topic} has a leader right now`);
+      }
+    }
+    if (!access.hasLeader(topic, p)) throw leaderUnknown(topic, p);
+    const sep = separator === undefined ? undefined : enc.encode(separator);
+    const b = encodeTextBatches(
+      body,
+      fixedKey,
+      sep,
+      maxBatchBytes(topic, p) - BATCH_OVERHEAD,
+      Date.now(),
+      (size) => FramePool.pooled(size) ? textPool.take(size) : new Uint8Array(size),
+    );
+    if (b.records === 0) throw badRequest("no records in the body");
+    checkCount(b.records);
+    // Ours alone: the log rewrites offsets in it instead of copying it first.
+    const { baseOffset } = await append(topic, p, b.bytes, acks, true);
+    // Written (here, or at the leader) once append resolves; after a failure a write may still
+    // be under way, so the buffer is left to the GC then.
+    textPool.give(b.bytes);
+    metrics.produced(topic, b.records, b.payload);
+    return { partition: p, baseOffset: acks === 0 ? null : baseOffset, records: b.records };
+  }
+
+  return { produce, produceText, topics };
 }
 
 export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
@@ -470,10 +568,44 @@ export function produceRoutes(app: OpenAPIHono, { producer }: HttpContext) {
       const { topic } = valid(c, "param", TopicParams);
       const q = valid(c, "query", ProduceQuery);
       if (!producer.topics.get(topic)) throw topicNotFound(topic);
+      if (mediaType(c.req.header("content-type")) === "text/plain") {
+        const body = new Uint8Array(await c.req.arrayBuffer());
+        const r = body.length >= TEXT_DIRECT_BYTES
+          ? await producer.produceText(
+            topic,
+            body,
+            q.key,
+            q.key_separator,
+            parseAcks(q.acks),
+            queryPartition(q),
+          )
+          : undefined;
+        if (r !== undefined) {
+          return c.json(
+            q.summary === "true"
+              ? {
+                records: r.records,
+                partitions: [{
+                  partition: r.partition,
+                  base_offset: r.baseOffset,
+                  records: r.records,
+                }],
+              }
+              : {
+                offsets: Array.from({ length: r.records }, (_, i) => ({
+                  partition: r.partition,
+                  offset: r.baseOffset === null ? null : r.baseOffset + i,
+                })),
+              },
+          );
+        }
+        const records = textRecords(body, q.key, q.key_separator);
+        const offsets = await produce(topic, records, parseAcks(q.acks), queryPartition(q));
+        return c.json(produceAnswer(offsets, q.summary === "true"));
+      }
       const records = await parseProduceBody(c, q.format ?? "json", q.key, q.key_separator);
-      return c.json({
-        offsets: await produce(topic, records, parseAcks(q.acks), queryPartition(q)),
-      });
+      const offsets = await produce(topic, records, parseAcks(q.acks), queryPartition(q));
+      return c.json(produceAnswer(offsets, q.summary === "true"));
     },
   );
 
