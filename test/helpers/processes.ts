@@ -27,27 +27,32 @@ export class BrokerSet {
     return b;
   }
 
-  /**
-   * Broker `id` of a three-voter cluster (joining through `join`, another broker's cluster
-   * address), with the group rebalance delay off and a 2 s broker session so failovers are quick.
-   */
+  /** Broker `id` of a three-voter test cluster (voterArgs, a 2 s broker session). */
   voter(id: number, join: string | undefined, dirPrefix: string): Promise<RunningBroker> {
     return this.start({
       dataDir: tempDir(dirPrefix),
-      args: [
-        "--node-id",
-        String(id),
-        "--voters",
-        "3",
-        "--group-initial-rebalance-delay-ms",
-        "0",
-        "--broker-session-timeout-ms",
-        "2000",
-        ...(join ? ["--join", join] : []),
-      ],
+      args: voterArgs(id, join, 2000),
       timeoutMs: 30_000,
     });
   }
+}
+
+/**
+ * The flags of broker `id` in a three-voter test cluster (joining through `join`): no group
+ * rebalance delay, and a broker session of `sessionMs` so failovers are quick.
+ */
+export function voterArgs(id: number, join: string | undefined, sessionMs: number): string[] {
+  return [
+    "--node-id",
+    String(id),
+    "--voters",
+    "3",
+    "--group-initial-rebalance-delay-ms",
+    "0",
+    "--broker-session-timeout-ms",
+    String(sessionMs),
+    ...(join ? ["--join", join] : []),
+  ];
 }
 
 /**

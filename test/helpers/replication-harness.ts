@@ -9,6 +9,7 @@ import type { Subprocess } from "bun";
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from "kafkajs";
 import { type RunningBroker, stablePort, startBrokerProcess, tempDir } from "./broker-process.ts";
 import { RawClient } from "../kafka/raw-client.ts";
+import { voterArgs } from "./processes.ts";
 import { readBatches } from "../../scripts/chaos/segments.ts";
 
 export const TOPIC = "replicated";
@@ -125,15 +126,7 @@ export class Cluster {
     }
     const seed = [...this.nodes.values()].find((m) => m !== n && m.proc && !m.stopped);
     const args = [
-      "--node-id",
-      String(id),
-      "--voters",
-      "3",
-      "--group-initial-rebalance-delay-ms",
-      "0",
-      "--broker-session-timeout-ms",
-      String(SESSION_TIMEOUT_MS),
-      ...(seed ? ["--join", seed.clusterAddr!] : []),
+      ...voterArgs(id, seed?.clusterAddr, SESSION_TIMEOUT_MS),
       // The same ports as before a restart (parseArgs: the last flag wins).
       ...(n.kafkaAddr ? ["--kafka-addr", n.kafkaAddr] : []),
       ...(n.httpAddr ? ["--http-addr", n.httpAddr] : []),
