@@ -124,6 +124,7 @@ export class Replica {
     }
     const newEpoch = a.leaderEpoch !== this.leaderEpoch;
     const prevIsr = this.isr;
+    const wasSingle = this.#single;
     this.leader = a.leader;
     this.leaderEpoch = a.leaderEpoch;
     this.partitionEpoch = a.partitionEpoch;
@@ -136,8 +137,13 @@ export class Replica {
         const shrunk = prevIsr.some((id) => !a.isr.includes(id));
         const expanded = a.isr.some((id) => !prevIsr.includes(id));
         if (shrunk || expanded) this.hooks.onIsrChange?.(this, shrunk, expanded);
+        // A single copy grows (a reassignment adds replicas): everything it served counts as
+        // committed, whatever the core last heard (the watermark never goes back).
+        const end = this.log.logEndOffset();
+        if (wasSingle && !this.#single) this.#core.onLocal(end, end);
         if (this.#core.onCommitted(a.partitionEpoch, a.isr, a.replicas)) this.#hwMoved();
         else this.#releaseAcks(); // a shrink may let waiters finish (with AFTER_APPEND)
+        if (wasSingle && !this.#single) this.#syncLocal();
       }
     } else if (this.#core !== null || newEpoch) {
       this.#becomeFollower();
@@ -199,6 +205,9 @@ export class Replica {
   afterAppend(): void {
     if (this.#core === null) return;
     if (this.#single) {
+      // What a single copy serves and acknowledges is committed: the core's watermark follows,
+      // so a replica a reassignment adds must copy all of it before it can join the ISR.
+      this.#core.onLocal(this.log.logEndOffset(), this.log.logEndOffset());
       this.hooks.onHighWatermark(this);
       return;
     }

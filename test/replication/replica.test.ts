@@ -92,6 +92,28 @@ describe("Replica", () => {
     expect(single.r.highWatermark()).toBe(1);
   });
 
+  test("a single copy that gains a replica keeps its watermark: the new one must copy it all", async () => {
+    // Issue 15's move of a one-replica partition to a new broker: [1] -> [1,2] -> [2].
+    const { r, log, proposals } = await replica({ replicas: [1], isr: [1] });
+    r.update({ leader: 1, leaderEpoch: 3, partitionEpoch: 5, replicas: [1], isr: [1] }, 1);
+    for (let i = 0; i < 3; i++) {
+      log.append(batch({ count: 100 }), { leaderEpoch: 3 });
+      r.afterAppend();
+      await r.waitCommitted(log.logEndOffset() - 1); // answered at once: one copy
+    }
+    expect(r.highWatermark()).toBe(300);
+    // Nothing synced yet (a --flush interval): the watermark must not fall back to the disk's.
+    log.durableEndOffset = () => 0;
+    log.waitDurable = () => new Promise<void>(() => {});
+    // The move starts: broker 2 is added outside the ISR (same leader epoch).
+    r.update({ leader: 1, leaderEpoch: 3, partitionEpoch: 6, replicas: [1, 2], isr: [1] }, 1);
+    expect(r.highWatermark()).toBe(300); // what readers saw and acks=all answered stays
+    r.onFollowerFetch(2, 40, 40);
+    expect(proposals).toEqual([]); // 40 of 300 copied: not caught up
+    r.onFollowerFetch(2, 300, 300);
+    expect(proposals.at(-1)?.isr).toEqual([1, 2]);
+  });
+
   test("a new leader epoch naming another broker fails waiting acks=all writes at once", async () => {
     const { r, log } = await replica();
     log.append(batch(), { leaderEpoch: 3 });
