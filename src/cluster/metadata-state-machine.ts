@@ -17,6 +17,12 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
   /** The transaction of a batch being applied, and the changes it will announce once committed. */
   #tx: MetaConn | undefined;
   #pending: MetadataRecord[] | undefined;
+  /**
+   * The applied index and term, as committed (undefined: read them again). Raft asks on every
+   * message it handles, heartbeats included, and a select each time was a large share of an
+   * idle broker's CPU; only this object writes them, so it knows when they change.
+   */
+  #applied: { index: number; term: number } | undefined;
 
   /**
    * @param changed called after a committed record changed the tables (with the record) or a
@@ -31,7 +37,9 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
 
   apply(record: MetadataRecord, index: number, term: number): MetaError | undefined {
     // Within a batch each record is a savepoint of the batch's transaction.
+    this.#applied = undefined;
     const err = applyOrSkip(this.#tx ?? this.#db, record, index, term);
+    this.#applied = undefined;
     if (err === undefined && record.type !== "NoOp" && record.type !== "ProducerIdsAllocated") {
       if (this.#pending !== undefined) this.#pending.push(record);
       else this.#notify(record);
@@ -54,16 +62,23 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
     } finally {
       this.#tx = undefined;
       this.#pending = undefined;
+      this.#applied = undefined;
     }
     for (const r of pending) this.#notify(r);
   }
 
   appliedIndex(): number {
-    return appliedIndex(this.#db).index;
+    return this.#readApplied().index;
   }
 
   appliedTerm(): number {
-    return appliedIndex(this.#db).term;
+    return this.#readApplied().term;
+  }
+
+  #readApplied(): { index: number; term: number } {
+    // Inside a batch the transaction may still roll back: read it, do not keep it.
+    if (this.#tx !== undefined) return appliedIndex(this.#tx);
+    return this.#applied ??= appliedIndex(this.#db);
   }
 
   snapshot(): string {
@@ -71,7 +86,12 @@ export class SqliteMetadataStateMachine implements MetadataStateMachine {
   }
 
   restore(s: Snapshot): void {
-    restoreTables(this.#db, s.data, s.meta.index, s.meta.term);
+    this.#applied = undefined;
+    try {
+      restoreTables(this.#db, s.data, s.meta.index, s.meta.term);
+    } finally {
+      this.#applied = undefined;
+    }
     this.#notify(null);
   }
 

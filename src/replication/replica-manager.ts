@@ -95,6 +95,8 @@ export class ReplicaManager implements ReplicationHooks {
   readonly #changedReplicas = new Set<Replica>();
   /** Long-polling follower fetches, woken by any append to a partition led here. */
   readonly #appendWaiters = new Set<() => void>();
+  /** The same long-polls by the follower that sent them (a follower may ask to end its own). */
+  readonly #parkedBy = new Map<number, Set<() => void>>();
 
   constructor(
     readonly partitions: PartitionManager,
@@ -150,6 +152,12 @@ export class ReplicaManager implements ReplicationHooks {
   start(): void {
     this.#checkpointTimer = setInterval(() => void this.checkpoint(), CHECKPOINT_MS);
     this.cluster.handleCall("replicaFetch", (from, body) => this.serve(from, body));
+    // A follower that starts following another partition here while its fetch is parked asks
+    // for that fetch to end now, so the new partition is fetched without waiting out the poll.
+    this.cluster.handleCall("replicaWake", (from) => {
+      for (const w of [...(this.#parkedBy.get(from) ?? [])]) w();
+      return Promise.resolve({ body: {} });
+    });
     let ticks = 0;
     this.#timer = setInterval(() => {
       for (const r of this.partitions.partitions()) r.tick();
@@ -346,38 +354,55 @@ export class ReplicaManager implements ReplicationHooks {
     const mayJoin = b.leaving !== true &&
       this.partitions.meta.listBrokers().some((x) => x.nodeId === from && !x.fenced);
     const deadline = performance.now() + maxWait;
-    for (;;) {
-      let budget = RESPONSE_MAX_BYTES;
-      const results: ReplicaFetchResult[] = [];
-      const tail: Uint8Array[] = [];
-      let any = false;
-      let throttled = false;
-      for (const q of wanted) {
-        const { result, records, held } = this.#serveOne(from, q, budget, mayJoin);
-        if (held) throttled = true;
-        results.push(result);
-        if (records !== undefined) {
-          tail.push(records);
-          budget -= records.length;
+    // The follower may ask for this poll to end early (replicaWake).
+    let ended = false;
+    let wakeNow: (() => void) | undefined;
+    const end = () => {
+      ended = true;
+      wakeNow?.();
+    };
+    let parked = this.#parkedBy.get(from);
+    if (parked === undefined) this.#parkedBy.set(from, parked = new Set());
+    parked.add(end);
+    try {
+      for (;;) {
+        let budget = RESPONSE_MAX_BYTES;
+        const results: ReplicaFetchResult[] = [];
+        const tail: Uint8Array[] = [];
+        let any = false;
+        let throttled = false;
+        for (const q of wanted) {
+          const { result, records, held } = this.#serveOne(from, q, budget, mayJoin);
+          if (held) throttled = true;
+          results.push(result);
+          if (records !== undefined) {
+            tail.push(records);
+            budget -= records.length;
+          }
+          if (result.errorCode !== 0 || result.bytes > 0 || result.diverging) any = true;
         }
-        if (result.errorCode !== 0 || result.bytes > 0 || result.diverging) any = true;
+        const left = deadline - performance.now();
+        if (any || left <= 0 || this.#stopped || ended) {
+          this.stats.fetchesServed++;
+          for (const t of tail) this.stats.bytesServed += t.length;
+          return { body: { results }, tail };
+        }
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            this.#appendWaiters.delete(wake);
+            wakeNow = undefined;
+            resolve();
+          };
+          // A throttled copy is looked at again soon: its bucket refills without any append.
+          const timer = setTimeout(wake, throttled ? Math.min(left, 50) : left);
+          this.#appendWaiters.add(wake);
+          wakeNow = wake;
+        });
       }
-      const left = deadline - performance.now();
-      if (any || left <= 0 || this.#stopped) {
-        this.stats.fetchesServed++;
-        for (const t of tail) this.stats.bytesServed += t.length;
-        return { body: { results }, tail };
-      }
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          this.#appendWaiters.delete(wake);
-          resolve();
-        };
-        // A throttled copy is looked at again soon: its bucket refills without any append.
-        const timer = setTimeout(wake, throttled ? Math.min(left, 50) : left);
-        this.#appendWaiters.add(wake);
-      });
+    } finally {
+      parked.delete(end);
+      if (parked.size === 0 && this.#parkedBy.get(from) === parked) this.#parkedBy.delete(from);
     }
   }
 
@@ -536,19 +561,35 @@ export class ReplicaManager implements ReplicationHooks {
 }
 
 /** One leader's partitions followed here: fetch, apply, sync, fetch again. */
-class Fetcher {
+export class Fetcher {
   #parts = new Set<Replica>();
   #stopped = false;
   #backoff = new Map<Replica, number>();
+  /** The replicas of the fetch in flight (null: none), and whether it was asked to end. */
+  #inFlight: ReadonlySet<Replica> | null = null;
+  #wakeSent = false;
 
   constructor(readonly leader: number, readonly link: PeerLink, readonly mgr: ReplicaManager) {}
 
   set(rs: Replica[]): void {
     this.#parts = new Set(rs);
+    for (const r of rs) this.#newcomer(r);
   }
 
   add(r: Replica): void {
     this.#parts.add(r);
+    this.#newcomer(r);
+  }
+
+  /**
+   * A replica to fetch that the fetch in flight does not carry (a leadership moved here): that
+   * fetch may be parked at the leader for up to FETCH_WAIT_MS, so ask the leader to end it.
+   * Without this a new leader's watermark waited out a poll before its followers reported in.
+   */
+  #newcomer(r: Replica): void {
+    if (this.#inFlight === null || this.#wakeSent || this.#inFlight.has(r)) return;
+    this.#wakeSent = true;
+    this.link.call("replicaWake", {}, 1000).catch(() => {});
   }
 
   delete(r: Replica): void {
@@ -590,6 +631,8 @@ class Fetcher {
         logStartOffset: r.log.logStartOffset(),
       }));
       let res;
+      this.#inFlight = new Set(parts);
+      this.#wakeSent = false;
       try {
         this.mgr.stats.fetchesSent++;
         res = await this.link.call(
@@ -600,11 +643,13 @@ class Fetcher {
           5000,
         );
       } catch (e) {
+        this.#inFlight = null;
         if (this.#stopped) return;
         this.mgr.log.debug("replica fetch failed", { leader: this.leader, error: String(e) });
         await Bun.sleep(200);
         continue;
       }
+      this.#inFlight = null;
       const results = (res.body as { results?: unknown } | null)?.results;
       if (!Array.isArray(results) || results.length !== parts.length) {
         await Bun.sleep(200);
