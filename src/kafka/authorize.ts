@@ -6,9 +6,15 @@
 // every item, is refused whole. Kafka's codes: TOPIC_AUTHORIZATION_FAILED 29,
 // GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31,
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED 53. Fields left out are encoded with the schema's defaults.
-import { AclOperation, CLUSTER_RESOURCE, ResourceType } from "../acl/authorizer.ts";
+import {
+  AclOperation,
+  type Authorizer,
+  CLUSTER_RESOURCE,
+  type Requester,
+  ResourceType,
+} from "../acl/authorizer.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
-import { aclHost, API_RULES, deniedNeeds, type Need } from "../acl/kafka-rules.ts";
+import { aclHost, allowed, API_RULES, deniedNeeds, type Need } from "../acl/kafka-rules.ts";
 import { ErrorCode, type Struct } from "../protocol/kafka/index.ts";
 import { arr, nstr, num, str } from "./context.ts";
 import { ANONYMOUS, type Principal, principalString } from "./principal.ts";
@@ -43,9 +49,18 @@ const requester = (principal: Principal | undefined, clientHost: string) => ({
   host: aclHost(clientHost),
 });
 
+/** What the decision needs to know of the topics. */
+export interface TopicLookup {
+  /** A topic's name from its id (DeleteTopics v6 names topics by id). */
+  nameOf(id: string): string | undefined;
+  exists(name: string): boolean;
+  /** auto.create.topics.enable: Metadata may create the topics it names. */
+  autoCreate: boolean;
+}
+
 /**
- * Decides a request: `topicName` resolves the topic ids a request may name instead of names
- * (DeleteTopics v6), so an id is checked as its topic's name.
+ * Decides a request. A topic named by id is checked as its topic's name; a Metadata request that
+ * would auto-create a topic needs CREATE on the cluster or the topic too, as in Kafka.
  */
 export function authorizeRequest(
   live: LiveAuthorizer,
@@ -54,12 +69,13 @@ export function authorizeRequest(
   apiKey: number,
   apiVersion: number,
   body: Struct,
-  topicName: (id: string) => string | undefined,
+  topics: TopicLookup,
 ): Verdict {
   const authz = live.get();
   const who = requester(principal, clientHost);
-  if (apiKey === 20) body = namedTopics(body, topicName);
+  if (apiKey === 20) body = namedTopics(body, (id) => topics.nameOf(id));
   const denied = deniedNeeds(authz, who, apiKey, body);
+  if (apiKey === 3) denied.push(...autoCreateNeeds(authz, who, apiVersion, body, topics, denied));
   if (denied.length === 0) return ALLOW;
   // The most specific error: a group or transactional id over a topic over the cluster.
   const code = denied.map(codeOf).find((c) => c !== CLUSTER) ?? CLUSTER;
@@ -92,6 +108,31 @@ export function authorizeRequest(
 }
 
 const ALLOW: Verdict = { kind: "allow" };
+
+/** The CREATE a Metadata request's auto-creation of unknown topics lacks (none: not creating). */
+function autoCreateNeeds(
+  authz: Authorizer,
+  who: Requester,
+  apiVersion: number,
+  body: Struct,
+  topics: TopicLookup,
+  denied: Need[],
+): Need[] {
+  // v0-3 have no flag: creation follows the broker setting alone.
+  const creating = topics.autoCreate && (apiVersion < 4 || body.allowAutoTopicCreation === true);
+  if (!creating) return [];
+  const refused = new Set(denied.map((n) => n.item));
+  return [...new Set(arr(body.topics).map((t) => nstr(t.name)))]
+    .filter((n): n is string => n !== null && !refused.has(n) && !topics.exists(n))
+    .map((n): Need => ({
+      anyOf: [
+        { op: AclOperation.CREATE, type: ResourceType.CLUSTER, name: CLUSTER_RESOURCE },
+        { op: AclOperation.CREATE, type: ResourceType.TOPIC, name: n },
+      ],
+      item: n,
+    }))
+    .filter((n) => !allowed(authz, who, n));
+}
 
 /** DeleteTopics v6 names topics by id: the name of each known id, for the check and handler. */
 function namedTopics(body: Struct, topicName: (id: string) => string | undefined): Struct {

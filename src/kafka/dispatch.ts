@@ -20,7 +20,7 @@ import { FramePool } from "./frame-pool.ts";
 import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
 import { countResponseErrors } from "./error-metrics.ts";
-import { authorizeRequest, filterAnswer } from "./authorize.ts";
+import { authorizeRequest, filterAnswer, type TopicLookup } from "./authorize.ts";
 import { wireUuid } from "./handlers/shared/brokers.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
@@ -34,12 +34,19 @@ export class Dispatcher implements FrameDispatcher {
 
   /** A request that makes a handler throw can be sent in a loop: one warning per interval. */
   readonly #warnings: WarnLimiter;
+  /** What ACL decisions need to know of the topics (src/kafka/authorize.ts). */
+  readonly #topics: TopicLookup;
 
   constructor(
     readonly ctx: KafkaContext,
     readonly apis: ReadonlyMap<number, KafkaApi> = API_TABLE,
   ) {
     this.#warnings = new WarnLimiter(ctx.log);
+    this.#topics = {
+      nameOf: (id) => ctx.meta.listTopics().find((t) => wireUuid(t.topicId) === id)?.name,
+      exists: (name) => ctx.meta.getTopic(name) !== undefined,
+      autoCreate: ctx.autoCreateTopics,
+    };
   }
 
   #count(apiKey: number, failed: boolean): void {
@@ -122,7 +129,7 @@ export class Dispatcher implements FrameDispatcher {
           header.apiKey,
           header.apiVersion,
           body,
-          (id) => this.#topicNameOf(id),
+          this.#topics,
         )
         : undefined;
       let result = verdict?.kind === "refuse" ? verdict.answer : await api.handle(this.ctx, {
@@ -176,11 +183,6 @@ export class Dispatcher implements FrameDispatcher {
       });
       return "close";
     }
-  }
-
-  /** A topic's name from its wire id (DeleteTopics v6 names topics by id). */
-  #topicNameOf(id: string): string | undefined {
-    return this.ctx.meta.listTopics().find((t) => wireUuid(t.topicId) === id)?.name;
   }
 
   closed(conn: KafkaConnection): void {

@@ -94,6 +94,7 @@ beforeAll(async () => {
         anon(RT.TOPIC, "del-ok-", Op.DELETE, PT.PREFIXED),
         anon(RT.TOPIC, "new-", Op.CREATE, PT.PREFIXED),
         anon(RT.TOPIC, "new-", Op.DESCRIBE, PT.PREFIXED),
+        anon(RT.TOPIC, "auto-", Op.DESCRIBE, PT.PREFIXED),
         anon(RT.GROUP, "g-", Op.ALL, PT.PREFIXED),
       ],
     });
@@ -213,6 +214,18 @@ test("Metadata and DescribeConfigs: allowed topics described, the rest refused",
     includeTopicAuthorizedOperations: false,
   });
   expect((none.brokers as Struct[]).length).toBe(1);
+  // Auto-creation needs CREATE too: 'new-auto' may be created, 'auto-x' only described.
+  const auto = async () =>
+    Object.fromEntries(
+      ((await raw.call(3, 9, {
+        topics: [{ name: "new-auto" }, { name: "auto-x" }],
+        allowAutoTopicCreation: true,
+        includeClusterAuthorizedOperations: false,
+        includeTopicAuthorizedOperations: false,
+      })).topics as Struct[]).map((t) => [t.name, t.errorCode]),
+    );
+  expect((await auto())["auto-x"]).toBe(29);
+  expect(await auto()).toEqual({ "new-auto": 0, "auto-x": 29 });
   // Named by id (Metadata v10+, DeleteTopics v6): checked as the topic's name, not told.
   const byId = await raw.call(3, 12, {
     topics: [{ topicId: hiddenId, name: null }, { name: "open" }],
