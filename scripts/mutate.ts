@@ -191,6 +191,7 @@ function scratchWith(m: Mutation, whole: boolean): string {
   const text = readFileSync(target, "utf8");
   const at = text.indexOf(m.find);
   if (at < 0 || text.indexOf(m.find, at + m.find.length) >= 0) {
+    rmSync(dir, { recursive: true, force: true }); // a stale entry leaves no copy behind
     throw new Error(`${m.id}: the text to replace does not occur exactly once in ${m.file}`);
   }
   writeFileSync(target, text.slice(0, at) + m.replace + text.slice(at + m.find.length));
