@@ -32,6 +32,7 @@ import {
   startBrokerProcess,
   tempDir,
 } from "../helpers/broker-process.ts";
+import { waitFor as waitForValue } from "../helpers/processes.ts";
 
 const all: RunningBroker[] = [];
 afterAll(() => {
@@ -67,15 +68,8 @@ async function http(b: RunningBroker, method: string, path: string, body?: unkno
   return { status: r.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function waitFor<T>(what: string, ms: number, fn: () => Promise<T | undefined>) {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await Bun.sleep(50);
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
+const waitFor = <T>(what: string, ms: number, fn: () => Promise<T | undefined>) =>
+  waitForValue(what, ms, fn, 50);
 
 const status = (b: RunningBroker) =>
   clusterRequest(b.clusterAddr, "status", {}, 2000, { token }) as Promise<ClusterStatus>;

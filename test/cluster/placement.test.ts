@@ -13,6 +13,7 @@ import {
   tempDir,
   TEST_AUTH,
 } from "../helpers/broker-process.ts";
+import { waitFor as waitForValue } from "../helpers/processes.ts";
 import { RawClient } from "../kafka/raw-client.ts";
 import { encodeRecordBatch } from "../../src/protocol/record-batch.ts";
 
@@ -31,15 +32,8 @@ async function start(id: number, join?: string): Promise<RunningBroker> {
   return b;
 }
 
-async function waitFor<T>(what: string, ms: number, fn: () => Promise<T | undefined>) {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await Bun.sleep(50);
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
+const waitFor = <T>(what: string, ms: number, fn: () => Promise<T | undefined>) =>
+  waitForValue(what, ms, fn, 50);
 
 async function call(b: RunningBroker, method: string, path: string, body?: unknown) {
   const r = await fetch(b.httpUrl + path, {
