@@ -4,7 +4,7 @@
 // passes every check (a super user); without --http-token callers are User:ANONYMOUS, as
 // unauthenticated Kafka clients are. A refusal is 403 in the API's error shape with Kafka's code.
 // GET /topics and GET /groups leave out what the caller may not DESCRIBE, as Kafka's all-topics
-// Metadata and ListGroups do.
+// Metadata and ListGroups do, and a group's page the offsets of such topics (as OffsetFetch).
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { AclOperation, CLUSTER_RESOURCE, nameOf, ResourceType } from "../acl/authorizer.ts";
@@ -99,6 +99,17 @@ export function aclMiddleware(live: LiveAuthorizer | undefined): MiddlewareHandl
         ? rows
         : rows.filter((g) => may(ResourceType.GROUP, g.group_id));
       c.res = c.json(kept);
+    }
+    if (key === "GET /groups/{group}" && c.res.status === 200) {
+      // Committed offsets as OffsetFetch gives them: of the topics the caller may DESCRIBE.
+      const d = await c.res.json() as { offsets?: { topic: string; lag: number | null }[] };
+      const offsets = (d.offsets ?? []).filter((o) =>
+        authz.authorize(who, AclOperation.DESCRIBE, ResourceType.TOPIC, o.topic).allowed
+      );
+      const lag = offsets.some((o) => o.lag === null)
+        ? null
+        : offsets.reduce((n, o) => n + (o.lag ?? 0), 0);
+      c.res = c.json({ ...d, offsets, lag });
     }
   };
 }

@@ -152,6 +152,17 @@ describe("a Basic user gets what its ACLs give", () => {
     expect(groups.map((g) => g.group_id)).toEqual(["app-1"]);
     const all = (await as(BEARER)("GET", "/groups")).json as { group_id: string }[];
     expect(all.map((g) => g.group_id).sort()).toEqual(["app-1", "zzz"]);
+    // The group's page shows offsets of the topics she may DESCRIBE only.
+    const commit = await as(BEARER)("POST", "/groups/app-2/offsets/reset", {
+      to: "earliest",
+      topics: ["orders", "secret"],
+    });
+    expect(commit.status).toBe(200);
+    const page = async (h: Record<string, string>) =>
+      ((await as(h)("GET", "/groups/app-2")).json.offsets as { topic: string }[])
+        .map((o) => o.topic).sort();
+    expect(await page(BEARER)).toEqual(["orders", "secret"]);
+    expect(await page(ALICE)).toEqual(["orders"]);
     const left = await alice("DELETE", `/groups/app-1/members/${ok.json.member_id}`);
     expect(left.status).toBe(204);
   }, 30_000);
