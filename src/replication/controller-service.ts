@@ -340,7 +340,14 @@ export class ControllerService {
     return (id) => fenced.get(id) === false;
   }
 
+  /** The partitions as of an applied index: the tick's checks ask every 250 ms, and so does
+   * every ISR proposal; a scan of every topic and partition each time was the controller's main
+   * idle cost (and grows with the partition count). Read-only for callers. */
+  #viewCache: { at: number; view: MovingPartition[] } | undefined;
+
   #view(): MovingPartition[] {
+    const at = this.cluster.appliedIndex();
+    if (at > 0 && this.#viewCache?.at === at) return this.#viewCache.view;
     const out: MovingPartition[] = [];
     const dflt = this.meta.topicDefaults["unclean.leader.election.enable"] === "true";
     for (const t of this.meta.listTopics()) {
@@ -350,6 +357,7 @@ export class ControllerService {
         out.push({ ...p, topicId: t.topicId, topic: t.name, unclean });
       }
     }
+    if (at > 0) this.#viewCache = { at, view: out };
     return out;
   }
 
