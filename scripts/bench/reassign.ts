@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { killAll, type Server, sleep, startServer, stopServer } from "./suite/proc.ts";
 import { loadAverage } from "./suite/setup.ts";
+import { oursArgs } from "./suite/systems.ts";
 
 const TOPIC = "bench-move";
 const RECORD = 16 * 1024; // bytes per record of the fill
@@ -77,14 +78,7 @@ async function start(o: Opts, id: number, dir: string, seed?: string): Promise<B
     ...o.cmd,
     "--node-id",
     String(id),
-    "--data-dir",
-    dataDir,
-    "--kafka-addr",
-    "127.0.0.1:0",
-    "--http-addr",
-    "127.0.0.1:0",
-    "--cluster-addr",
-    "127.0.0.1:0",
+    ...oursArgs(dataDir),
     // The first broker takes it as the cluster's join token, the second proves it.
     "--join-token",
     TOKEN,

@@ -66,6 +66,15 @@ async function moveReplicasOff(ctx: RunContext, id: number, move: boolean): Prom
   if (!ctx.json) out(`Broker ${id} holds no replica any more.\n`);
 }
 
+/** The NODE_ID argument of `cmd`: a broker id (a non-negative int32). */
+export function nodeIdArg(ctx: RunContext, cmd: string): number {
+  const raw = need(ctx, 0, "node id", cmd);
+  if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
+    throw new UsageError(`the node id must be an integer ≥ 0, not ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
 export const clusterCommands: Command[] = [
   {
     name: "cluster join-token",
@@ -126,11 +135,7 @@ export const clusterCommands: Command[] = [
       throttle: { type: "string" },
     },
     async run(ctx) {
-      const raw = need(ctx, 0, "node id", "cluster remove-node");
-      if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
-        throw new UsageError(`the node id must be an integer ≥ 0, not ${JSON.stringify(raw)}`);
-      }
-      const id = Number(raw);
+      const id = nodeIdArg(ctx, "cluster remove-node");
       if (ctx.values["ignore-replicas"] !== true) {
         await moveReplicasOff(ctx, id, ctx.values["move-replicas"] === true);
       }

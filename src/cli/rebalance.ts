@@ -4,7 +4,8 @@
 // first (and only, with --dry-run), the moves run as a reassignment with progress, and
 // leadership is evened out (rebalance) or handed on (decommission) at the end.
 import { CliError, UsageError } from "./client.ts";
-import { type Command, intFlag, need, type RunContext } from "./command.ts";
+import { nodeIdArg } from "./cluster.ts";
+import { type Command, intFlag, type RunContext } from "./command.ts";
 import { json, out, table } from "./format.ts";
 import { type PlanEntry, submitPlan, watchUntilDone } from "./reassign.ts";
 
@@ -328,11 +329,7 @@ const decommission: Command = {
     force: { type: "boolean" },
   },
   async run(ctx) {
-    const raw = need(ctx, 0, "node id", "cluster decommission");
-    if (!/^\d{1,10}$/.test(raw) || Number(raw) > 2147483647) {
-      throw new UsageError(`the node id must be an integer ≥ 0, not ${JSON.stringify(raw)}`);
-    }
-    const id = Number(raw);
+    const id = nodeIdArg(ctx, "cluster decommission");
     const throttle = throttleOf(ctx);
     const force = ctx.values.force === true;
     const c = await clusterView(ctx);

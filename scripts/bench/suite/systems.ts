@@ -11,10 +11,9 @@ export interface Ours {
   readyMs: number;
 }
 
-export async function startOurs(bin: string, dataDir: string): Promise<Ours> {
-  mkdirSync(dataDir, { recursive: true });
-  const server = startServer("broker", [
-    bin,
+/** Our broker's flags for a data dir and loopback listeners on ports the kernel picks. */
+export function oursArgs(dataDir: string): string[] {
+  return [
     "--data-dir",
     dataDir,
     "--kafka-addr",
@@ -23,7 +22,12 @@ export async function startOurs(bin: string, dataDir: string): Promise<Ours> {
     "127.0.0.1:0",
     "--cluster-addr",
     "127.0.0.1:0",
-  ]);
+  ];
+}
+
+export async function startOurs(bin: string, dataDir: string): Promise<Ours> {
+  mkdirSync(dataDir, { recursive: true });
+  const server = startServer("broker", [bin, ...oursArgs(dataDir)]);
   try {
     const { line, ms } = await server.waitFor(/"msg":"broker started"/, 60_000);
     const j = JSON.parse(line) as { kafka: string; http: string };
