@@ -275,6 +275,7 @@ interface RunState {
   baseline: Map<string, BaselineEntry>;
   /** An unmutated copy for baselines found on demand (a whole-suite failure), made once. */
   cleanDir: string | null;
+  log: (line: string) => void;
 }
 
 /** `file`'s result on the unmutated code; runs it there the first time it is asked. */
@@ -300,12 +301,12 @@ async function wholeSuite(
   dir: string,
   scope: readonly string[],
   st: RunState,
-): Promise<{ caught: boolean; detail: string }> {
+): Promise<{ caught: boolean; detail: string; ignored?: string[] }> {
   const ignored = new Set([...st.baseline].filter(([, b]) => !b.ok).map(([f]) => f));
   for (let round = 0; round < WHOLE_SUITE_ROUNDS; round++) {
     const extra = ["--bail", ...[...ignored].map((f) => `--path-ignore-patterns=${f}`)];
     const t = await runBunTests(dir, scope, WHOLE_SUITE_BUDGET_MS, extra);
-    if (!t.failed) return { caught: false, detail: "" };
+    if (!t.failed) return { caught: false, detail: "", ignored: [...ignored] };
     if (t.killed) return { caught: false, detail: `whole suite: ${t.detail}` };
     let fresh = false;
     for (const [file, why] of t.failures) {
@@ -314,6 +315,7 @@ async function wholeSuite(
       if ((await baselineOf(file, st)).ok) {
         return { caught: true, detail: `whole suite: ${file}: ${why}` };
       }
+      st.log(`  whole suite: ${file} fails unmutated too (${why}): left out, run again`);
       ignored.add(file);
       fresh = true;
     }
@@ -438,7 +440,10 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
         seedsRun,
         budgetHit,
         ...(w.detail === ""
-          ? { wholeSuite: o.wholeSuite === true ? "every test file" : o.wholeSuite.join(", ") }
+          ? {
+            wholeSuite: (o.wholeSuite === true ? "every test file" : o.wholeSuite.join(", ")) +
+              (w.ignored?.length ? ` (but ${w.ignored.join(", ")}, failing unmutated)` : ""),
+          }
           : {}),
         seconds: seconds(),
       };
@@ -460,7 +465,7 @@ export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
     for (const id of unknown) problems.push(`${id}: no such mutation`);
     list = list.filter((m) => o.only!.includes(m.id));
   }
-  const st: RunState = { baseline: new Map(), cleanDir: null };
+  const st: RunState = { baseline: new Map(), cleanDir: null, log };
   const baselineFailures = new Map<string, string>();
   try {
     const files = [...new Set(list.flatMap((m) => m.tests ?? []))];
