@@ -35,6 +35,9 @@ describe("the error table", () => {
     expect(httpStatusOf(ErrorCode.RESOURCE_NOT_FOUND)).toBe(404);
     expect(httpStatusOf(ErrorCode.UNACCEPTABLE_CREDENTIAL)).toBe(422);
     expect(ErrorCode.INVALID_UPDATE_VERSION).toBe(108);
+    // Refusals are the caller's, not a server fault: monitoring counts 5xx as broker errors.
+    for (const c of [29, 30, 31, 53]) expect(httpStatusOf(c)).toBe(403);
+    expect(httpStatusOf(ErrorCode.SASL_AUTHENTICATION_FAILED)).toBe(401);
   });
 
   test("metadata, storage, core and replica errors carry the code as errorCode", () => {
