@@ -8,7 +8,7 @@ import type { Acks } from "../core/partition-manager.ts";
 import { partitionForKey } from "../core/partitioner.ts";
 import type { RecordInput } from "../protocol/record-batch.ts";
 import { AppendBatcher } from "./append-batcher.ts";
-import { encodeTextBatches } from "./text-batches.ts";
+import { encodeTextBatches, indexIn } from "./text-batches.ts";
 import { FramePool } from "../kafka/frame-pool.ts";
 import type { Broker } from "../broker.ts";
 import type { Metrics } from "../core/metrics.ts";
@@ -210,17 +210,6 @@ export function textRecords(
     start = lineEnd + 1;
   }
   return out;
-}
-
-/** The first index of `needle` in hay[from, to), or -1. */
-function indexIn(hay: Uint8Array, needle: Uint8Array, from: number, to: number): number {
-  const first = needle[0];
-  outer: for (let i = from; i + needle.length <= to; i++) {
-    if (hay[i] !== first) continue;
-    for (let j = 1; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
 }
 
 async function parseProduceBody(

@@ -26,7 +26,7 @@ const NL = 0x0a;
 const CR = 0x0d;
 
 /** The first index of `needle` in hay[from, to), or -1. */
-function indexIn(hay: Uint8Array, needle: Uint8Array, from: number, to: number): number {
+export function indexIn(hay: Uint8Array, needle: Uint8Array, from: number, to: number): number {
   const first = needle[0];
   outer: for (let i = from; i + needle.length <= to; i++) {
     if (hay[i] !== first) continue;
