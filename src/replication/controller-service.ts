@@ -123,6 +123,15 @@ export class ControllerService {
    */
   readonly #returning = new Map<number, (p: PartitionView) => boolean>();
   /**
+   * Per fenced broker: the applied index it must reach before it is unfenced, taken the first
+   * time this controller looks at it once no fence pass for it is running, so it covers the
+   * elections that took its leaderships away. Having applied its own registration is not
+   * enough: a broker fenced by its session (cut off, still running) that is unfenced before it
+   * has seen those elections takes its old leaderships back as it knows them (a chaos run saw
+   * it answer OffsetFetch with offsets 795 commits old).
+   */
+  readonly #unfenceAt = new Map<number, number>();
+  /**
    * Periodic checks (repair, rebalance, reassignment steps) that found nothing to do, with the
    * metadata index they looked at: each reads every partition, so while nothing is applied they
    * are not run again (at 10,000 partitions the listings every 250 ms kept a core busy).
@@ -175,6 +184,7 @@ export class ControllerService {
       this.#term = term;
       this.#returning.clear();
       this.#idleAt.clear();
+      this.#unfenceAt.clear();
       // A new controller: every broker gets a fresh (short) session; live ones heartbeat at once.
       this.sessions.start(
         this.meta.listBrokers().map((b) => b.nodeId),
@@ -326,10 +336,12 @@ export class ControllerService {
     if (!self && !this.sessions.alive(id, now)) return;
     if (this.sessions.shuttingDown(id)) return;
     const b = this.meta.listBrokers().find((x) => x.nodeId === id);
-    if (b === undefined || !b.fenced) return;
-    // Caught up on metadata: it has applied at least its own registration.
+    if (b === undefined || !b.fenced || this.#busy.has(`fence:${id}`)) return;
+    // Caught up on metadata: its own registration, and everything decided while it was fenced.
+    let at = this.#unfenceAt.get(id);
+    if (at === undefined) this.#unfenceAt.set(id, at = this.cluster.appliedIndex());
     const applied = self ? this.cluster.appliedIndex() : this.sessions.appliedIndex(id);
-    if (applied < b.epoch) return;
+    if (applied < b.epoch || applied < at) return;
     void this.#serial(`unfence:${id}`, () => this.#unfence(id));
   }
 
@@ -398,6 +410,7 @@ export class ControllerService {
 
   async #fence(id: number, why: string): Promise<void> {
     if (!this.active) return;
+    this.#unfenceAt.delete(id);
     const b = this.meta.listBrokers().find((x) => x.nodeId === id);
     if (b === undefined) return;
     if (!b.fenced) {
@@ -414,6 +427,7 @@ export class ControllerService {
     if (b === undefined || !b.fenced) return;
     await this.cluster.appendAsController({ type: "BrokerFenced", nodeId: id, fenced: false });
     this.#returning.delete(id);
+    this.#unfenceAt.delete(id);
     this.counters.unfences++;
     this.log.info("broker unfenced", { broker: id });
     await this.#apply(onUnfenced(this.#view(), id, this.#live()));

@@ -67,6 +67,8 @@ export class Controller {
   #queue: Job[] = [];
   #running: { job: Job; step: Step; wait: Proposal[] } | null = null;
   #busy = new Set<string>();
+  /** Per fenced broker: the applied index it must reach to be unfenced (production's #unfenceAt). */
+  readonly #unfenceAt = new Map<number, number>();
   #lastRebalance = 0;
   #pumping = false;
   #again = false;
@@ -150,6 +152,7 @@ export class Controller {
     const term = this.b.metaNode.term;
     if (term !== this.#term) {
       this.#term = term;
+      this.#unfenceAt.clear();
       // A new controller: every broker gets a fresh (short) session; live ones heartbeat at once.
       this.sessions.start([...this.b.meta.brokers.keys()], this.env.now);
       this.env.counts.controllerTakeovers++;
@@ -251,10 +254,13 @@ export class Controller {
     if (!self && !this.sessions.alive(id, now)) return;
     if (this.sessions.shuttingDown(id)) return;
     const b = this.b.meta.brokers.get(id);
-    if (b === undefined || !b.fenced) return;
-    // Caught up on metadata: it has applied at least its own registration.
+    if (b === undefined || !b.fenced || this.#busy.has(`fence:${id}`)) return;
+    // Caught up on metadata: its own registration, and everything decided while it was fenced
+    // (as production's controller-service.ts).
+    let at = this.#unfenceAt.get(id);
+    if (at === undefined) this.#unfenceAt.set(id, at = this.b.applied);
     const applied = self ? this.b.applied : this.sessions.appliedIndex(id);
-    if (applied < b.epoch) return;
+    if (applied < b.epoch || applied < at) return;
     this.#serial(`unfence:${id}`, () => this.#unfence(id));
   }
 
@@ -300,6 +306,7 @@ export class Controller {
 
   *#fence(id: number, why: string): Step {
     if (!this.active) return;
+    this.#unfenceAt.delete(id);
     const b = this.b.meta.brokers.get(id);
     if (b === undefined) return;
     if (!b.fenced) {
@@ -318,6 +325,7 @@ export class Controller {
     const p = this.#append({ type: "BrokerFenced", nodeId: id, fenced: false });
     yield [p];
     if (!p.ok) throw new AppendFailed(p.error);
+    this.#unfenceAt.delete(id);
     this.env.log(`broker ${this.id} (controller): unfenced ${id}`);
     yield* this.#apply(onUnfenced([this.#view()], id, this.#live()));
   }
