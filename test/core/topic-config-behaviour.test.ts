@@ -154,7 +154,7 @@ describe("topic config behaviour", () => {
     covers("cleanup.policy");
     const { pm } = await setup({ "cleanup.policy": "delete" });
     await expect(pm.alterTopicConfigs("t", { "cleanup.policy": "compact" })).rejects.toMatchObject({
-      code: 40,
+      errorCode: 40,
     });
   });
 
