@@ -35,6 +35,8 @@ export function rssAnonMiB(pid: number): number {
  * (as a real deployment is) finds a port from that range taken now and then: a client's outgoing
  * connection got it as its local port while the broker was down (EADDRINUSE).
  */
+const handedOut = new Set<number>();
+
 export function stablePort(): number {
   let low = 32768;
   try {
@@ -45,9 +47,14 @@ export function stablePort(): number {
   const from = Math.max(1024, low - 12_000);
   for (let i = 0; i < 500; i++) {
     const port = from + Math.floor(Math.random() * (low - from));
+    // A port checked free is free again once the check lets go of it: never hand it out twice in
+    // this process (two brokers of one test, or a later test's broker while an earlier one that
+    // took it still exits, failed to start with "port in use").
+    if (handedOut.has(port)) continue;
     try {
       const s = Bun.listen({ hostname: "127.0.0.1", port, socket: { data() {} } });
       s.stop(true);
+      handedOut.add(port);
       return port;
     } catch { /* taken: another */ }
   }
