@@ -244,17 +244,26 @@ export class MetadataStore {
       .map((t) => ({ ...t, partitions: byTopic.get(t.topicId) ?? [] }));
   }
 
-  #brokers: { version: number; list: BrokerInfo[] } | undefined;
+  #brokers: { version: number; list: readonly BrokerInfo[] } | undefined;
 
   /** Every registered broker, by node id (cached until a broker record is applied). */
   listBrokers(): BrokerInfo[] {
+    return this.#brokerRows().map((b) => ({ ...b }));
+  }
+
+  /** Whether broker `id` is registered and unfenced: a follower fetch asks, so no copies. */
+  isUnfenced(id: number): boolean {
+    return this.#brokerRows().some((b) => b.nodeId === id && !b.fenced);
+  }
+
+  #brokerRows(): readonly BrokerInfo[] {
     const version = brokersTableVersion();
     const c = this.#brokers;
-    if (c !== undefined && c.version === version) return c.list.map((b) => ({ ...b }));
+    if (c !== undefined && c.version === version) return c.list;
     const list = this.db.select().from(s.brokers).orderBy(asc(s.brokers.nodeId)).all();
     // Inside a transaction the rows may yet be rolled back: read, but do not keep.
     if (!this.#sqlite.inTransaction) this.#brokers = { version, list };
-    return list.map((b) => ({ ...b }));
+    return list;
   }
 
   #topicOrThrow(name: string): TopicInfo {

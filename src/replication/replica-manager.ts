@@ -351,8 +351,7 @@ export class ReplicaManager implements ReplicationHooks {
     const maxWait = isInt(b.maxWaitMs) ? Math.min(Math.max(b.maxWaitMs, 0), 5000) : FETCH_WAIT_MS;
     // A follower may be proposed for an ISR only while its broker is unfenced (as the metadata
     // here says) and not shutting down (as its fetch says).
-    const mayJoin = b.leaving !== true &&
-      this.partitions.meta.listBrokers().some((x) => x.nodeId === from && !x.fenced);
+    const mayJoin = b.leaving !== true && this.partitions.meta.isUnfenced(from);
     const deadline = performance.now() + maxWait;
     // The follower may ask for this poll to end early (replicaWake).
     let ended = false;
@@ -361,9 +360,8 @@ export class ReplicaManager implements ReplicationHooks {
       ended = true;
       wakeNow?.();
     };
-    let parked = this.#parkedBy.get(from);
-    if (parked === undefined) this.#parkedBy.set(from, parked = new Set());
-    parked.add(end);
+    // Registered only once the fetch parks: most fetches under load answer at once.
+    let parked: Set<() => void> | undefined;
     try {
       for (;;) {
         let budget = RESPONSE_MAX_BYTES;
@@ -387,6 +385,11 @@ export class ReplicaManager implements ReplicationHooks {
           for (const t of tail) this.stats.bytesServed += t.length;
           return { body: { results }, tail };
         }
+        if (parked === undefined) {
+          parked = this.#parkedBy.get(from);
+          if (parked === undefined) this.#parkedBy.set(from, parked = new Set());
+          parked.add(end);
+        }
         await new Promise<void>((resolve) => {
           const wake = () => {
             clearTimeout(timer);
@@ -401,8 +404,10 @@ export class ReplicaManager implements ReplicationHooks {
         });
       }
     } finally {
-      parked.delete(end);
-      if (parked.size === 0 && this.#parkedBy.get(from) === parked) this.#parkedBy.delete(from);
+      if (parked !== undefined) {
+        parked.delete(end);
+        if (parked.size === 0 && this.#parkedBy.get(from) === parked) this.#parkedBy.delete(from);
+      }
     }
   }
 

@@ -24,7 +24,7 @@ function leaderManager() {
     handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
     link: () => undefined,
   };
-  const partitions = { meta: { listBrokers: () => [] }, partitions: () => [] };
+  const partitions = { meta: { isUnfenced: () => false }, partitions: () => [] };
   type Args = ConstructorParameters<typeof ReplicaManager>;
   const m = new ReplicaManager(
     partitions as unknown as Args[0],

@@ -1,0 +1,130 @@
+// Controller decisions with a fake cluster and metadata. AlterPartition requests that arrive
+// together are decided as one event: their records are appended at once (one Raft batch), not
+// one commit after another (a broker rejoining every ISR after a restart sends one request per
+// partition at the same moment). A fenced broker is unfenced only once caught up.
+import { expect, test } from "bun:test";
+import { ControllerService } from "../../src/replication/controller-service.ts";
+
+type Args = ConstructorParameters<typeof ControllerService>;
+type Handler = (from: number, body: unknown) => Promise<{ body: unknown }>;
+
+const silentLog = {
+  info() {},
+  warn() {},
+  debug() {},
+  error() {},
+  child() {
+    return silentLog;
+  },
+};
+
+function setup(partitions: number, fenced: number[] = []) {
+  const handlers = new Map<string, Handler>();
+  let applied = 10;
+  let pending = 0;
+  let maxPending = 0;
+  const appended: unknown[] = [];
+  const cluster = {
+    nodeId: 0,
+    isController: () => true,
+    controllerTerm: () => 1,
+    appliedIndex: () => applied,
+    peerConnected: () => true,
+    handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
+    onPeerClosed() {},
+    onBeforeRegister() {},
+    // A commit takes a while; every append waiting at once is one batch.
+    async appendAsController(rec: unknown) {
+      appended.push(rec);
+      maxPending = Math.max(maxPending, ++pending);
+      await Bun.sleep(20);
+      pending--;
+      return ++applied;
+    },
+  };
+  const meta = {
+    topicDefaults: {},
+    listBrokers: () =>
+      [0, 1, 2].map((nodeId) => ({
+        nodeId,
+        fenced: fenced.includes(nodeId),
+        epoch: 1,
+        rack: null,
+      })),
+    listTopics: () => [{
+      topicId: "tid",
+      name: "t",
+      configs: {},
+      partitions: Array.from({ length: partitions }, (_, partition) => ({
+        partition,
+        leader: 0,
+        leaderEpoch: 3,
+        partitionEpoch: 7,
+        replicas: [0, 1, 2],
+        isr: [0, 1],
+      })),
+    }],
+  };
+  const c = new ControllerService(
+    cluster as unknown as Args[0],
+    meta as unknown as Args[1],
+    silentLog as unknown as Args[2],
+  );
+  c.start();
+  const alter = (partition: number, isr: number[]) =>
+    handlers.get("alterPartition")!(0, {
+      topicId: "tid",
+      partition,
+      leaderEpoch: 3,
+      partitionEpoch: 7,
+      isr,
+    });
+  const heartbeat = (from: number, appliedIndex: number) =>
+    handlers.get("heartbeat")!(from, { appliedIndex });
+  return { c, alter, heartbeat, appended, maxPending: () => maxPending };
+}
+
+test("ISR changes arriving together are appended together, each answered", async () => {
+  const { c, alter, appended, maxPending } = setup(19);
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 19 }, (_, p) => alter(p, [0, 1, 2])),
+    );
+    for (const a of answers) expect(a.body).toEqual({ errorCode: 0 });
+    expect(appended.length).toBe(19);
+    expect(maxPending()).toBe(19); // one batch, not 19 commits in a row
+  } finally {
+    c.stop();
+  }
+});
+
+test("a refused request in a batch is answered with its reason; the others commit", async () => {
+  const { c, alter, appended } = setup(3);
+  try {
+    const [ok, bad] = await Promise.all([alter(0, [0, 1, 2]), alter(1, [1, 2])]);
+    expect(ok.body).toEqual({ errorCode: 0 });
+    expect((bad.body as { errorCode: number }).errorCode).toBe(42); // the leader left out
+    expect(appended.length).toBe(1);
+  } finally {
+    c.stop();
+  }
+});
+
+test("a fenced broker is unfenced only once it has applied what was decided while it was fenced", async () => {
+  // Broker 2 was fenced by its session (cut off) and the controller, at applied index 10, has
+  // since moved its leaderships. Having applied its own registration (index 1) is not enough:
+  // unfenced behind, it would take back leaderships as it last knew them.
+  const { c, heartbeat, appended } = setup(1, [2]);
+  const unfences = () =>
+    appended.filter((r) => (r as { type: string; fenced?: boolean }).fenced === false).length;
+  try {
+    await heartbeat(2, 5);
+    await Bun.sleep(250);
+    expect(unfences()).toBe(0);
+    await heartbeat(2, 10);
+    await Bun.sleep(250);
+    expect(unfences()).toBe(1);
+  } finally {
+    c.stop();
+  }
+});
