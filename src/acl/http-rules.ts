@@ -4,6 +4,7 @@
 // page is DescribeGroups, and so on. Pure: the HTTP front door (src/http/acl.ts) applies it.
 import { API_RULES, deniedNeeds, type Need } from "./kafka-rules.ts";
 import type { Authorizer, Requester } from "./authorizer.ts";
+import { parseCursor } from "../http/cursor.ts";
 
 type Body = Record<string, unknown>;
 
@@ -134,7 +135,7 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
     },
   ],
   // An HTTP consumer: joining is JoinGroup, and reading its topics Fetch on each (checked at
-  // join: the assignment is of these topics only).
+  // join, and again on each fetch for the topics assigned then: src/http/members.ts).
   [
     "POST /groups/{group}/members",
     {
@@ -152,8 +153,13 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
   [
     "POST /groups/{group}/offsets",
     {
-      // A cursor holds positions of the member's assignment, checked at join.
-      as: ({ params, body }) => [commit(params.group, topicsOf(obj(body).offsets))],
+      // READ on every topic committed, those of the cursor too: the client holds the cursor
+      // and may have put any topic in it (read with the handler's own parser).
+      as: ({ params, body }) => {
+        const b = obj(body);
+        const cursor = typeof b.cursor === "string" ? parseCursor(b.cursor) : undefined;
+        return [commit(params.group, [...topicsOf(b.offsets), ...(cursor?.keys() ?? [])])];
+      },
       readsBody: true,
     },
   ],

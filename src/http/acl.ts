@@ -11,10 +11,10 @@ import { AclOperation, CLUSTER_RESOURCE, nameOf, ResourceType } from "../acl/aut
 import type { Requester } from "../acl/authorizer.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
 import { HTTP_RULES, httpDenied } from "../acl/http-rules.ts";
-import type { Need } from "../acl/kafka-rules.ts";
+import { deniedNeeds, type Need } from "../acl/kafka-rules.ts";
 import { codeOf } from "../kafka/authorize.ts";
 import { errorResponse, HttpError } from "./errors.ts";
-import { forwardedBy } from "./forward.ts";
+import { callerOf, forwardedBy, forwardedCaller, type HttpCaller } from "./forward.ts";
 
 /** What the Bun server passes the app: the caller's address, for ACLs that name hosts. */
 export interface ClientEnv {
@@ -48,12 +48,9 @@ function paramsOf(route: string, path: string): Record<string, string> {
   return out;
 }
 
-function requester(c: Context): Requester | "super" {
-  const p = c.get("principal" as never) as string | undefined;
-  if (p === "token") return "super";
-  const env = c.env as ClientEnv | undefined;
-  const ip = env && typeof env === "object" && typeof env.clientIp === "string" ? env.clientIp : "";
-  return { principal: p ?? "User:ANONYMOUS", host: ip };
+function requesterOf(caller: HttpCaller): Requester | "super" {
+  if (caller.principal === "token") return "super";
+  return { principal: caller.principal ?? "User:ANONYMOUS", host: caller.host };
 }
 
 function refusal(who: Requester, need: Need): HttpError {
@@ -71,16 +68,49 @@ function refusal(who: Requester, need: Need): HttpError {
   );
 }
 
+/** What a handler asks when it learns what it acts on only after the route's check. */
+type LateCheck = (apiKey: number, body: Record<string, unknown>) => HttpError | undefined;
+const LATE_CHECK = "aclLateCheck";
+
+/**
+ * Throws the 403 the caller would get for Kafka request `apiKey` with `body`, for handlers that
+ * learn what they act on only after the route was checked (an HTTP member's assignment, set by
+ * the group's leader, possibly a Kafka client; and ACLs may have changed since the join).
+ * Nothing is checked without --authorizer acl.
+ */
+export function refuseUnlessAllowed(
+  c: Context,
+  apiKey: number,
+  body: Record<string, unknown>,
+): void {
+  const check = c.get(LATE_CHECK as never) as LateCheck | undefined;
+  const refused = check?.(apiKey, body);
+  if (refused !== undefined) throw refused;
+}
+
 export function aclMiddleware(live: LiveAuthorizer | undefined): MiddlewareHandler {
   if (live === undefined) return (_c, next) => next();
   return async (c, next) => {
-    // Passed on by another broker, which checked it (the cluster port authenticates brokers).
-    if (forwardedBy(c) !== undefined) return next();
+    const by = forwardedBy(c);
+    // Passed on by another broker, which checked the route (the cluster port authenticates
+    // brokers); the handler's own checks are made as the caller that broker names.
+    const caller = by !== undefined ? forwardedCaller(c) : callerOf(c);
+    // A broker of an older version names no caller: its check of the route is all there is.
+    const who = caller === undefined ? undefined : requesterOf(caller);
+    if (who !== undefined && who !== "super") {
+      c.set(
+        LATE_CHECK as never,
+        ((apiKey, body) => {
+          const [need] = deniedNeeds(live.get(), who, apiKey, body);
+          return need === undefined ? undefined : refusal(who, need);
+        }) satisfies LateCheck as never,
+      );
+    }
+    if (by !== undefined) return next();
     const route = declaredRoute(c);
     // No route: the 404/405 answer tells nothing.
     if (route === undefined) return next();
-    const who = requester(c);
-    if (who === "super") return next();
+    if (who === "super" || who === undefined) return next();
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     const key = `${method} ${route}`;
     const rule = HTTP_RULES.get(key);

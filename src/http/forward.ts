@@ -17,12 +17,42 @@ import { leaderUrl } from "./render.ts";
 
 /** Marks a request passed on by another broker (in Hono's env: no header can forge it). */
 const FORWARDED = Symbol("forwarded-by");
-export type ForwardEnv = { [FORWARDED]?: number };
+/** Who called the broker that passed the request on (checks made at the coordinator use it). */
+const FORWARDED_AS = Symbol("forwarded-as");
+export type ForwardEnv = { [FORWARDED]?: number; [FORWARDED_AS]?: HttpCaller };
+
+/** The caller as the HTTP auth layer proved it: "token" (the operator's), User:NAME, or nobody. */
+export interface HttpCaller {
+  principal: string | null;
+  host: string;
+}
+
+/** Who called this broker: the `principal` auth.ts set, and the address the server passed. */
+export function callerOf(c: Context): HttpCaller {
+  const p = c.get("principal" as never) as string | undefined;
+  const env = c.env as { clientIp?: unknown } | undefined;
+  const ip = env && typeof env === "object" && typeof env.clientIp === "string" ? env.clientIp : "";
+  return { principal: p ?? null, host: ip };
+}
 
 /** The broker that passed this request on, if it was. */
 export function forwardedBy(c: Context): number | undefined {
   const env = c.env as ForwardEnv | undefined;
   return env !== null && typeof env === "object" ? env[FORWARDED] : undefined;
+}
+
+/** Who called the broker that passed this request on (undefined: it did not say). */
+export function forwardedCaller(c: Context): HttpCaller | undefined {
+  const env = c.env as ForwardEnv | undefined;
+  return env !== null && typeof env === "object" ? env[FORWARDED_AS] : undefined;
+}
+
+function isCaller(v: unknown): v is HttpCaller {
+  if (v === null || typeof v !== "object") return false;
+  const o = v as Record<string, unknown>;
+  return (o.principal === null ||
+    (typeof o.principal === "string" && o.principal.length <= 1024)) &&
+    typeof o.host === "string" && o.host.length <= 256;
 }
 
 /** Bodies passed on (a commit of 100 000 offsets is a few MiB). */
@@ -113,7 +143,8 @@ export async function forwardToCoordinator(
   signal?.addEventListener("abort", cancel, { once: true });
   let r;
   try {
-    r = await peers.call(id, "group", "groupHttp", { rid, method, path, headers }, deadline, [
+    const as = callerOf(c);
+    r = await peers.call(id, "group", "groupHttp", { rid, method, path, headers, as }, deadline, [
       body,
     ]);
   } catch (e) {
@@ -182,7 +213,8 @@ export function serveGroupForwards(
       b === null || typeof b !== "object" || typeof b.rid !== "string" || b.rid.length > 64 ||
       typeof b.method !== "string" || !METHODS.has(b.method) || typeof b.path !== "string" ||
       b.path.length > MAX_PATH || !PATH.test(b.path) || b.headers === null ||
-      typeof b.headers !== "object" || Array.isArray(b.headers) || tail.length > MAX_BODY
+      typeof b.headers !== "object" || Array.isArray(b.headers) || tail.length > MAX_BODY ||
+      (b.as !== undefined && !isCaller(b.as))
     ) throw new Error("bad groupHttp request");
     if (!registered(from)) throw new Error(`broker ${from} is not registered`);
     if (inFlight.size >= MAX_IN_FLIGHT) throw new Error("too many group requests passed on");
@@ -209,7 +241,13 @@ export function serveGroupForwards(
           once: true,
         })
       );
-      const res = await Promise.race([handle(req, { [FORWARDED]: from }), cancelled]);
+      const res = await Promise.race([
+        handle(req, {
+          [FORWARDED]: from,
+          [FORWARDED_AS]: b.as === undefined ? undefined : { ...b.as as HttpCaller },
+        }),
+        cancelled,
+      ]);
       const bytes = new Uint8Array(await res.arrayBuffer());
       const contentType = res.headers.get("content-type") ?? undefined;
       if (bytes.length > MAX_ANSWER) {

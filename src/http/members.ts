@@ -29,6 +29,8 @@ import { assignmentOf } from "./groups.ts";
 import { recordBytes, renderRecord } from "./render.ts";
 import { clientSignal, MAX_WAIT_MS } from "./read.ts";
 import { FORWARD_MARGIN_MS, type ReadSpec } from "./partition-access.ts";
+import { encodeCursor, parseCursor, type Positions } from "./cursor.ts";
+import { refuseUnlessAllowed } from "./acl.ts";
 
 /** HTTP members heartbeat only when they call: a longer default session than Kafka's 45 s. */
 const DEFAULT_SESSION_MS = 60_000;
@@ -40,37 +42,11 @@ const MAX_JOIN_ATTEMPTS = 5;
  */
 const HTTP_PROTOCOLS = [...new Set([...BROKER_ASSIGNOR_NAMES, "RoundRobinAssigner"])];
 
-type Positions = Map<string, Map<number, number>>;
-
-/** The client-held cursor: base64url JSON {"topic": {"partition": nextOffset}}. */
-export function encodeCursor(pos: Positions): string {
-  const o: Record<string, Record<string, number>> = {};
-  for (const [t, ps] of pos) o[t] = Object.fromEntries([...ps].map(([p, n]) => [String(p), n]));
-  return Buffer.from(JSON.stringify(o)).toString("base64url");
-}
-
-export function decodeCursor(s: string): Positions {
-  const bad = () => badRequest("cursor is not one this API issued");
-  let o: unknown;
-  try {
-    o = JSON.parse(Buffer.from(s, "base64url").toString("utf8"));
-  } catch {
-    throw bad();
-  }
-  if (o === null || typeof o !== "object" || Array.isArray(o)) throw bad();
-  const out: Positions = new Map();
-  for (const [t, ps] of Object.entries(o)) {
-    if (ps === null || typeof ps !== "object" || Array.isArray(ps)) throw bad();
-    const m = new Map<number, number>();
-    for (const [p, n] of Object.entries(ps as Record<string, unknown>)) {
-      if (!/^\d{1,9}$/.test(p) || typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
-        throw bad();
-      }
-      m.set(Number(p), n);
-    }
-    out.set(t, m);
-  }
-  return out;
+/** A cursor from the client: 400 when it is not one this API issued. */
+function decodeCursor(s: string): Positions {
+  const pos = parseCursor(s);
+  if (pos === undefined) throw badRequest("cursor is not one this API issued");
+  return pos;
 }
 
 const MemberAuth = z.object({
@@ -262,6 +238,12 @@ export function memberRoutes(app: OpenAPIHono, { broker, metrics, closing, acces
       const q = valid(c, "query", FetchQuery);
       await heartbeat(broker, group, q.member_id, q.generation_id);
       const assigned = memberAssignment(broker, group, q.member_id);
+      // READ on each assigned topic, now: the group's leader (a Kafka client, perhaps) chose the
+      // assignment, and ACLs may have changed since the join.
+      refuseUnlessAllowed(c, 1, {
+        replicaId: -1,
+        topics: assigned.map((a) => ({ topic: a.topic })),
+      });
       const held = q.cursor ? decodeCursor(q.cursor) : new Map();
       const committed = broker.groups.coordinator.fetchOffsets(
         group,

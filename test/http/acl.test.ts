@@ -167,6 +167,59 @@ describe("a Basic user gets what its ACLs give", () => {
     expect(left.status).toBe(204);
   }, 30_000);
 
+  test("an HTTP consumer's commits and fetches are checked per topic each time", async () => {
+    const alice = as(ALICE);
+    const bearer = as(BEARER);
+    const j = await alice("POST", "/groups/app-cursor/members", { topics: ["orders"] });
+    expect(j.status).toBe(200);
+    const member = { member_id: j.json.member_id, generation_id: j.json.generation_id };
+    const q = `member_id=${member.member_id}&generation_id=${member.generation_id}`;
+    const f = await alice("GET", `/groups/app-cursor/records?${q}`);
+    expect(f.status).toBe(200);
+    // The cursor is the client's: one naming a topic she may not READ is refused whole.
+    const forged = Buffer.from(JSON.stringify({ orders: { 0: 1 }, secret: { 0: 5 } }))
+      .toString("base64url");
+    const refused = await alice("POST", "/groups/app-cursor/offsets", {
+      ...member,
+      cursor: forged,
+    });
+    expect([refused.status, refused.json.error_code]).toEqual([403, 40329]);
+    expect(refused.json.message).toContain('READ topic "secret"');
+    const offsets = async () =>
+      ((await bearer("GET", "/groups/app-cursor")).json.offsets as {
+        topic: string;
+        committed_offset: number | null;
+      }[]).filter((o) => o.committed_offset !== null).map((o) => o.topic);
+    expect(await offsets()).toEqual([]);
+    const mine = await alice("POST", "/groups/app-cursor/offsets", {
+      ...member,
+      cursor: f.json.cursor,
+    });
+    expect(mine.status).toBe(200);
+    expect(await offsets()).toEqual(["orders"]);
+    // READ taken away after the join: the next fetch is refused, not served from the assignment.
+    const deny = {
+      resource_type: "topic",
+      resource_name: "orders",
+      principal: "User:alice",
+      operation: "read",
+      permission: "deny",
+    };
+    expect((await bearer("POST", "/acls", deny)).status).toBe(201);
+    try {
+      const after = await alice("GET", `/groups/app-cursor/records?${q}`);
+      expect([after.status, after.json.error_code]).toEqual([403, 40329]);
+    } finally {
+      const del = await bearer(
+        "DELETE",
+        "/acls?resource_type=topic&resource_name=orders&principal=User:alice&permission=deny",
+      );
+      expect(del.status).toBe(200);
+    }
+    expect((await alice("GET", `/groups/app-cursor/records?${q}`)).status).toBe(200);
+    await alice("DELETE", `/groups/app-cursor/members/${member.member_id}`);
+  }, 30_000);
+
   test("a wrong password is still 401, not 403", async () => {
     const r = await api(b.httpUrl, "GET", "/topics", undefined, {
       authorization: `Basic ${btoa("alice:wrong")}`,
