@@ -60,6 +60,8 @@ export class RaftNode {
 
   // Outputs and the Ready in flight.
   #msgs: Message[] = [];
+  /** Own proposals not yet sent to the followers (see #appendOwn). */
+  #appendsDue = false;
   #events: RaftEvent[] = [];
   #readStates: ReadState[] = [];
   #hsDirty = false;
@@ -354,7 +356,8 @@ export class RaftNode {
 
   hasReady(): boolean {
     if (this.#inflightReady) return false;
-    return this.#msgs.length > 0 || this.#events.length > 0 || this.#readStates.length > 0 ||
+    return this.#msgs.length > 0 || this.#appendsDue || this.#events.length > 0 ||
+      this.#readStates.length > 0 ||
       this.#hsDirty || this.#installed !== undefined ||
       this.log.unstableFrom <= this.log.lastIndex() || this.#appliedOut < this.#commit ||
       this.#snapshotIsDue();
@@ -363,6 +366,10 @@ export class RaftNode {
   /** Takes the pending effects. Call advance(rd) once they are carried out. */
   ready(): Ready {
     if (this.#inflightReady) throw new Error("advance() the previous Ready first");
+    if (this.#appendsDue) {
+      this.#appendsDue = false;
+      if (this.#role === "leader") this.#broadcastAppend();
+    }
     this.#inflightReady = true;
     const rd: Ready = {
       hardState: undefined,
@@ -568,7 +575,10 @@ export class RaftNode {
     const index = this.log.lastIndex() + 1;
     this.log.append({ ...e, index, term: this.#term } as Entry);
     if (e.kind === "conf") this.#syncProgress();
-    this.#broadcastAppend();
+    // Sent when the shell takes the next Ready, not now: proposals made together (a controller
+    // pass of many partition changes) then leave as one append per follower, instead of one
+    // each until maxInflight is reached and the rest a round trip later.
+    this.#appendsDue = true;
     return { ok: true, index, term: this.#term };
   }
 

@@ -48,10 +48,30 @@ describe("replication", () => {
     expect(l.progress(f)?.state).toBe("replicate");
     // Pipelining: several appends to the follower go out before any answer comes back.
     h.sent = [];
-    for (let i = 0; i < 3; i++) l.propose(`p${i}`);
-    h.flush();
+    for (let i = 0; i < 3; i++) {
+      l.propose(`p${i}`);
+      h.flush();
+    }
     expect(h.sent.filter((m) => m.type === "app" && m.to === f).length).toBe(3);
     h.deliver();
+  });
+
+  test("proposals made together leave as one append per follower, committed in one round", () => {
+    // A controller pass proposes many partition changes at once; one message each (up to
+    // maxInflight, the rest after an answer) committed them over three rounds.
+    const h = elected({ maxInflight: 4 });
+    const l = h.leader();
+    const others = [1, 2, 3].filter((i) => i !== l.id);
+    h.sent = [];
+    for (let i = 0; i < 24; i++) l.propose(`c${i}`);
+    h.flush();
+    for (const f of others) {
+      const apps = h.sent.filter((m) => m.type === "app" && m.to === f);
+      expect(apps.length).toBe(1);
+      expect(apps[0].type === "app" && apps[0].entries.length).toBe(24);
+    }
+    h.run(50);
+    for (const f of others) expect(h.data(f).length).toBe(24);
   });
 
   test("an old leader's uncommitted entries are replaced by the new leader's", () => {
