@@ -54,6 +54,8 @@ import {
   killChildren,
   runBunTests,
 } from "./mutations/bun-tests.ts";
+import { parseSlice, rotate, rotationKey, type Slice, sliceOf } from "./mutations/rotation.ts";
+import { wholeSuite } from "./mutations/whole-suite.ts";
 
 /** Share of the bugs expected to be caught that must be caught. */
 export const THRESHOLD = 0.9;
@@ -125,6 +127,8 @@ export interface MutationResult {
    * (--whole-suite-in: the folders) that still survived.
    */
   wholeSuite?: string;
+  /** The whole-suite shards run, each with its outcome and time. */
+  wholeSuiteRan?: string[];
 }
 
 export interface SuiteOptions {
@@ -148,6 +152,21 @@ export interface SuiteOptions {
    * passes on the unmutated code.
    */
   wholeSuite?: readonly string[] | true;
+  /** Budget of one whole-suite shard (default whole-suite.ts's SHARD_BUDGET_MS). */
+  wholeSuiteShardMs?: number;
+  /** Run only this slice of the expected-to-be-caught bugs (the CI rotation, rotation.ts). */
+  slice?: Slice;
+  /**
+   * Start no mutation after this long (a mutation started runs to its own budget); the ones not
+   * started are listed in `notRun`, not counted.
+   */
+  totalBudgetMs?: number;
+  /** Fail when any bug expected to be caught is not (CI), not only below THRESHOLD. */
+  strict?: boolean;
+  /** The repository to copy (default this one): the runner's own tests plant bugs in a fixture. */
+  root?: string;
+  /** Run these instead of a suite's list (the runner's own tests). */
+  list?: readonly Mutation[];
 }
 
 export interface SuiteReport {
@@ -159,20 +178,22 @@ export interface SuiteReport {
   problems: string[];
   /** Named test files failing on the unmutated code, with their first failure. */
   baselineFailures: Map<string, string>;
+  /** Selected but not started: the total budget ran out first. */
+  notRun: string[];
   seconds: number;
   ok: boolean;
 }
 
-function readRepo(file: string): string | null {
-  const p = path.join(ROOT, file);
+function readRepo(file: string, root = ROOT): string | null {
+  const p = path.join(root, file);
   return existsSync(p) ? readFileSync(p, "utf8") : null;
 }
 
 /** A scratch copy of `paths` of the repository (node_modules linked); returns its directory. */
-function scratchCopy(name: string, paths: readonly string[]): string {
+function scratchCopy(name: string, paths: readonly string[], root: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `mutate-${name}-`));
   for (const p of paths) {
-    const from = path.join(ROOT, p);
+    const from = path.join(root, p);
     if (!existsSync(from)) continue;
     mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
     cpSync(from, path.join(dir, p), { recursive: true });
@@ -181,12 +202,29 @@ function scratchCopy(name: string, paths: readonly string[]): string {
   return dir;
 }
 
+/**
+ * A whole-suite run copies what the repository holds besides: some tests read docs/ (the systemd
+ * unit, the OpenAPI page), .ci/ or the Dockerfile, and would fail in the copy whatever the bug.
+ */
+const COPY_WHOLE = [
+  ...COPY_TESTS,
+  "docs",
+  "README.md",
+  "Dockerfile",
+  ".dockerignore",
+  ".ci",
+  "drizzle.config.ts",
+  "package-lock.json",
+];
+
 /** A scratch copy of the repository with `m` applied; returns its directory. */
-function scratchWith(m: Mutation, whole: boolean): string {
-  const copy = campaignsOf(m).length === 0 || whole
+function scratchWith(m: Mutation, whole: boolean, root: string): string {
+  const copy = whole
+    ? COPY_WHOLE
+    : campaignsOf(m).length === 0
     ? COPY_TESTS
     : [...COPY, ...(m.tests ?? []).map((t) => path.dirname(t))];
-  const dir = scratchCopy(m.id, copy);
+  const dir = scratchCopy(m.id, copy, root);
   const target = path.join(dir, m.file);
   const text = readFileSync(target, "utf8");
   const at = text.indexOf(m.find);
@@ -275,53 +313,17 @@ interface RunState {
   baseline: Map<string, BaselineEntry>;
   /** An unmutated copy for baselines found on demand (a whole-suite failure), made once. */
   cleanDir: string | null;
+  root: string;
   log: (line: string) => void;
 }
 
 /** `file`'s result on the unmutated code; runs it there the first time it is asked. */
 async function baselineOf(file: string, st: RunState): Promise<BaselineEntry> {
   if (!st.baseline.has(file)) {
-    st.cleanDir ??= scratchCopy("baseline", COPY_TESTS);
+    st.cleanDir ??= scratchCopy("baseline", COPY_WHOLE, st.root);
     await baseline(st.cleanDir, [file], st.baseline, TESTS_BUDGET_MS);
   }
   return st.baseline.get(file)!;
-}
-
-/** How many whole-suite runs a survivor gets (each after a failure in a file that fails anyway). */
-const WHOLE_SUITE_ROUNDS = 3;
-/** Wall-clock budget of one whole-suite run. */
-const WHOLE_SUITE_BUDGET_MS = 45 * 60_000;
-
-/**
- * A survivor against every test file (or `scope`), stopping at the first failure (--bail). A
- * failure counts only in a file that passes on the unmutated code; a file that fails there too
- * is left out and the suite run again (a few rounds at most).
- */
-async function wholeSuite(
-  dir: string,
-  scope: readonly string[],
-  st: RunState,
-): Promise<{ caught: boolean; detail: string; ignored?: string[] }> {
-  const ignored = new Set([...st.baseline].filter(([, b]) => !b.ok).map(([f]) => f));
-  for (let round = 0; round < WHOLE_SUITE_ROUNDS; round++) {
-    const extra = ["--bail", ...[...ignored].map((f) => `--path-ignore-patterns=${f}`)];
-    const t = await runBunTests(dir, scope, WHOLE_SUITE_BUDGET_MS, extra);
-    if (!t.failed) return { caught: false, detail: "", ignored: [...ignored] };
-    if (t.killed) return { caught: false, detail: `whole suite: ${t.detail}` };
-    let fresh = false;
-    for (const [file, why] of t.failures) {
-      if (ignored.has(file)) continue;
-      if (file === "(unknown file)") return { caught: false, detail: `whole suite: ${why}` };
-      if ((await baselineOf(file, st)).ok) {
-        return { caught: true, detail: `whole suite: ${file}: ${why}` };
-      }
-      st.log(`  whole suite: ${file} fails unmutated too (${why}): left out, run again`);
-      ignored.add(file);
-      fresh = true;
-    }
-    if (!fresh) return { caught: false, detail: `whole suite: ${t.detail}` };
-  }
-  return { caught: false, detail: `whole suite: gave up after ${WHOLE_SUITE_ROUNDS} runs` };
 }
 
 async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<MutationResult> {
@@ -349,7 +351,7 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
   }
   let dir: string;
   try {
-    dir = scratchWith(m, o.wholeSuite !== undefined);
+    dir = scratchWith(m, o.wholeSuite !== undefined, st.root);
   } catch (e) {
     return { ...base, verdict: "stale", detail: (e as Error).message, seconds: seconds() };
   }
@@ -421,7 +423,13 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
       }
     }
     if (o.wholeSuite !== undefined) {
-      const w = await wholeSuite(dir, o.wholeSuite === true ? [] : o.wholeSuite, st);
+      const w = await wholeSuite(dir, {
+        scope: o.wholeSuite === true ? [] : o.wholeSuite,
+        failingUnmutated: [...st.baseline].filter(([, b]) => !b.ok).map(([f]) => f),
+        baselineOf: (f) => baselineOf(f, st),
+        log: st.log,
+        ...(o.wholeSuiteShardMs !== undefined ? { shardBudgetMs: o.wholeSuiteShardMs } : {}),
+      });
       if (w.caught) {
         return {
           ...base,
@@ -430,6 +438,7 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
           detail: w.detail,
           seedsRun,
           budgetHit,
+          wholeSuiteRan: w.ran,
           seconds: seconds(),
         };
       }
@@ -442,9 +451,10 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
         ...(w.detail === ""
           ? {
             wholeSuite: (o.wholeSuite === true ? "every test file" : o.wholeSuite.join(", ")) +
-              (w.ignored?.length ? ` (but ${w.ignored.join(", ")}, failing unmutated)` : ""),
+              (w.ignored.length ? ` (but ${w.ignored.join(", ")}, failing unmutated)` : ""),
           }
           : {}),
+        wholeSuiteRan: w.ran,
         seconds: seconds(),
       };
     }
@@ -457,21 +467,27 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
 export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
   const t0 = performance.now();
   const log = o.log ?? (() => {});
-  const suite = SUITES[o.suite ?? "sim"];
-  const problems = checkMutations(suite, readRepo);
+  const root = o.root ?? ROOT;
+  const suite = o.list ?? SUITES[o.suite ?? "sim"];
+  const problems = checkMutations(suite, (f) => readRepo(f, root));
   let list = [...suite];
   if (o.only !== undefined) {
     const unknown = o.only.filter((id) => !suite.some((m) => m.id === id));
     for (const id of unknown) problems.push(`${id}: no such mutation`);
     list = list.filter((m) => o.only!.includes(m.id));
   }
-  const st: RunState = { baseline: new Map(), cleanDir: null, log };
+  if (o.slice !== undefined) list = sliceOf(list, o.slice);
+  const st: RunState = { baseline: new Map(), cleanDir: null, root, log };
   const baselineFailures = new Map<string, string>();
   try {
     const files = [...new Set(list.flatMap((m) => m.tests ?? []))];
     if ((o.baseline ?? true) && files.length > 0) {
       log(`baseline: ${files.length} named test file(s) on the unmutated code...`);
-      st.cleanDir = scratchCopy("baseline", COPY_TESTS);
+      st.cleanDir = scratchCopy(
+        "baseline",
+        o.wholeSuite !== undefined ? COPY_WHOLE : COPY_TESTS,
+        root,
+      );
       await baseline(st.cleanDir, files, st.baseline, TESTS_BUDGET_MS * 2);
       for (const f of files) {
         const b = st.baseline.get(f)!;
@@ -490,7 +506,12 @@ export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
       if (baselineFailures.size === 0) log(`baseline: all ${files.length} pass`);
     }
     const results: MutationResult[] = [];
+    const notRun: string[] = [];
     for (const m of list) {
+      if (o.totalBudgetMs !== undefined && performance.now() - t0 > o.totalBudgetMs) {
+        notRun.push(m.id);
+        continue;
+      }
       const r = await runOne(m, o, st);
       results.push(r);
       log(formatRow(r));
@@ -503,6 +524,11 @@ export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
     const expected = results.filter((r) => !r.expectSurvives);
     const caught = expected.filter((r) => r.verdict === "caught").length;
     const ratio = expected.length === 0 ? 1 : caught / expected.length;
+    if (o.strict) {
+      for (const r of expected) {
+        if (r.verdict !== "caught") problems.push(`${r.id}: expected to be caught, ${r.verdict}`);
+      }
+    }
     return {
       results,
       ratio,
@@ -510,6 +536,7 @@ export async function runSuite(o: SuiteOptions = {}): Promise<SuiteReport> {
       caught,
       problems: [...new Set(problems)],
       baselineFailures,
+      notRun,
       seconds: Math.round((performance.now() - t0) / 1000),
       ok: problems.length === 0 && ratio >= THRESHOLD,
     };
@@ -583,6 +610,7 @@ if (import.meta.main) {
   const o: SuiteOptions = { log: (l) => console.log(l) };
   let md = false;
   let checkOnly = false;
+  let rotateOf: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--only") o.only = (args[++i] ?? "").split(",").filter(Boolean);
@@ -590,6 +618,10 @@ if (import.meta.main) {
     else if (a === "--time-budget") o.timeBudgetMs = Number(args[++i]) * 1000;
     else if (a === "--keep") o.keep = true;
     else if (a === "--no-baseline") o.baseline = false;
+    else if (a === "--strict") o.strict = true;
+    else if (a === "--slice") o.slice = parseSlice(args[++i] ?? "");
+    else if (a === "--rotate") rotateOf = Number(args[++i]);
+    else if (a === "--total-budget") o.totalBudgetMs = Number(args[++i]) * 1000;
     else if (a === "--whole-suite") o.wholeSuite = true;
     else if (a === "--whole-suite-in") {
       o.wholeSuite = (args[++i] ?? "").split(",").filter(Boolean);
@@ -615,7 +647,8 @@ if (import.meta.main) {
       console.error(
         `unknown argument ${a}\nusage: bun scripts/mutate.ts [--suite sim|tests] [--only id,id] ` +
           "[--seeds N] [--time-budget S] [--markdown] [--check] [--list] [--keep] " +
-          "[--no-baseline] [--whole-suite | --whole-suite-in dir,file]",
+          "[--no-baseline] [--whole-suite | --whole-suite-in dir,file] [--strict] " +
+          "[--slice i/n | --rotate n] [--total-budget S]",
       );
       process.exit(2);
     }
@@ -623,6 +656,25 @@ if (import.meta.main) {
   if (o.seeds !== undefined && !(Number.isSafeInteger(o.seeds) && o.seeds > 0)) {
     console.error("--seeds needs a positive integer");
     process.exit(2);
+  }
+  if (rotateOf !== undefined) {
+    if (!(Number.isSafeInteger(rotateOf) && rotateOf >= 1)) {
+      console.error("--rotate needs a positive number of slices");
+      process.exit(2);
+    }
+    const k = rotationKey(ROOT);
+    o.slice = rotate(k.key, rotateOf);
+    console.log(
+      `rotation: slice ${o.slice.index}/${rotateOf} (${k.source}; ${k.key} mod ${rotateOf} = ` +
+        `${o.slice.index - 1}). Rerun it: npm run mutate -- --suite ${o.suite ?? "sim"} ` +
+        `--slice ${o.slice.index}/${rotateOf}`,
+    );
+  }
+  if (o.slice !== undefined) {
+    // A subset has no meaningful ratio: every bug in it expected to be caught must be.
+    o.strict = true;
+    const ids = sliceOf(o.list ?? SUITES[o.suite ?? "sim"], o.slice).map((m) => m.id);
+    console.log(`slice ${o.slice.index}/${o.slice.of}: ${ids.length} bugs: ${ids.join(", ")}`);
   }
   if (checkOnly) {
     // Every suite's edits, whatever --suite says: a stale entry anywhere is a problem.
@@ -654,6 +706,13 @@ if (import.meta.main) {
     console.log(`note: ${r.id} is marked "survives" but was caught: update the list`);
   }
   for (const p of rep.problems) console.log(`PROBLEM ${p}`);
+  if (rep.notRun.length > 0) {
+    console.log(
+      `not run (the total budget of ${(o.totalBudgetMs ?? 0) / 1000} s was spent): ` +
+        `${rep.notRun.join(", ")}\n  run them: npm run mutate -- --suite ${o.suite ?? "sim"} ` +
+        `--only ${rep.notRun.join(",")}`,
+    );
+  }
   console.log(
     `\ncaught ${rep.caught}/${rep.expected} expected to be caught (${
       (rep.ratio * 100).toFixed(1)

@@ -20,7 +20,8 @@ function killGroup(c: ChildProcess): void {
   try {
     if (c.pid !== undefined) process.kill(-c.pid, "SIGKILL");
   } catch {
-    c.kill("SIGKILL");
+    // The group is gone (everything in it has exited).
+    if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
   }
 }
 
@@ -31,7 +32,11 @@ export interface TestRun {
   failures: Map<string, string>;
   /** The first failure's description (file and test), or `exit N`. */
   detail: string;
+  /** Killed: past its budget, or silent for `stallMs`. */
   killed: boolean;
+  /** The file bun was running when it was killed (its header is printed as a file starts). */
+  hungIn?: string;
+  seconds: number;
 }
 
 const HEADER = /^(\S+\.test\.[cm]?[jt]sx?):$/;
@@ -58,54 +63,115 @@ export function parseReport(text: string): Map<string, string> {
   return failures;
 }
 
-/** `bun test` in `dir` on `files` (all of test/ when empty), with extra bun arguments. */
+export interface RunOptions {
+  /** Extra bun arguments (before the files). */
+  extra?: readonly string[];
+  /**
+   * Kill when bun has printed nothing for this long: a test stuck where bun's own per-test
+   * timeout cannot reach it (a synchronous loop, a hook waiting on a process). Must exceed the
+   * longest single test's timeout (bun prints a test's line only as it ends).
+   */
+  stallMs?: number;
+}
+
+/**
+ * After the child exits (or is killed), how long its stderr may stay open: a process that left
+ * the child's group may hold it for ever, and the run must end all the same.
+ */
+const DRAIN_MS = 5_000;
+
+/**
+ * `bun test` in `dir` on `files` (all of test/ when empty). Past `budgetMs`, or silent for
+ * `o.stallMs`, its whole process group is killed (the brokers its tests started too) and the run
+ * ends as failed and `killed`: a hang is a failure, as it would be in CI.
+ */
 export function runBunTests(
   dir: string,
   files: readonly string[],
   budgetMs: number,
-  extra: readonly string[] = [],
+  o: RunOptions = {},
 ): Promise<TestRun> {
+  const t0 = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["test", "--timeout", "60000", ...extra, ...files], {
-      cwd: dir,
-      stdio: ["ignore", "ignore", "pipe"],
-      // Its own process group: a hung run is ended with every broker its tests started.
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      ["test", "--timeout", "60000", ...(o.extra ?? []), ...files],
+      {
+        cwd: dir,
+        stdio: ["ignore", "ignore", "pipe"],
+        // Its own process group: a hung run is ended with every broker its tests started.
+        detached: true,
+      },
+    );
     running.add(child);
     try {
       if (child.pid !== undefined) setPriority(child.pid, CHILD_NICENESS);
     } catch {
       // Not permitted here: run at the default priority.
     }
-    // Bun writes its report to stderr; keep the head (headers) and a bounded tail is not
-    // enough (a header may be far above its failure), so keep it all up to a generous cap.
+    // Bun writes its report to stderr; a header may be far above its failure, so keep it all
+    // up to a generous cap.
     let text = "";
+    let killed = false;
+    let why = "";
+    const kill = (reason: string) => {
+      if (killed) return;
+      killed = true;
+      why = reason;
+      killGroup(child);
+    };
+    let stall: ReturnType<typeof setTimeout> | undefined;
+    const armStall = () => {
+      if (o.stallMs === undefined) return;
+      clearTimeout(stall);
+      stall = setTimeout(
+        () => kill(`killed after ${Math.round(o.stallMs! / 1000)} s without output`),
+        o.stallMs,
+      );
+    };
+    armStall();
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       if (text.length < 20_000_000) text += d;
+      armStall();
     });
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      killGroup(child);
-    }, budgetMs);
-    child.on("close", (code) => {
+    const timer = setTimeout(
+      () => kill(`killed after ${Math.round(budgetMs / 1000)} s`),
+      budgetMs,
+    );
+    let done = false;
+    let code: number | null = null;
+    const finish = () => {
+      if (done) return;
+      done = true;
       running.delete(child);
       clearTimeout(timer);
+      clearTimeout(stall);
+      child.stderr.destroy();
+      // Whatever its tests left running in its group (a broker a mutated stop never stopped).
+      killGroup(child);
       const failures = parseReport(text);
       const first = [...failures][0];
-      const last = [...text.matchAll(/^(\S+\.test\.[cm]?[jt]sx?):$/gm)].at(-1)?.[1];
+      const hungIn = killed
+        ? [...text.matchAll(/^(\S+\.test\.[cm]?[jt]sx?):$/gm)].at(-1)?.[1]
+        : undefined;
       resolve({
-        failed: code !== 0,
+        failed: killed || code !== 0,
         failures,
         detail: killed
-          ? `killed after ${Math.round(budgetMs / 1000)} s (hung${last ? ` in ${last}` : ""})`
+          ? `${why} (hung${hungIn ? ` in ${hungIn}` : ""})`
           : first
           ? `${first[0]}: ${first[1]}`
           : `exit ${code}`,
         killed,
+        ...(hungIn !== undefined ? { hungIn } : {}),
+        seconds: Math.round((performance.now() - t0) / 100) / 10,
       });
+    };
+    child.on("exit", (c) => {
+      code = c;
+      setTimeout(finish, DRAIN_MS);
     });
+    child.on("close", finish);
   });
 }
 
