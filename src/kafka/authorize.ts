@@ -15,14 +15,27 @@ import {
 } from "../acl/authorizer.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
 import { aclHost, allowed, API_RULES, deniedNeeds, type Need } from "../acl/kafka-rules.ts";
-import { ErrorCode, type Struct } from "../protocol/kafka/index.ts";
-import { arr, nstr, num, str } from "./context.ts";
+import {
+  ApiKey,
+  type DeleteTopicsRequest,
+  type DeleteTopicsRequestTopics,
+  ErrorCode,
+  type ListGroupsResponse,
+  type MetadataRequest,
+  type MetadataResponse,
+  type MetadataResponseTopics,
+  type OffsetFetchRequest,
+  type OffsetFetchResponse,
+  type OffsetFetchResponseTopics,
+  type Struct,
+} from "../protocol/kafka/index.ts";
+import type { RequestOf, ResponseOf, SchemaKey } from "./api.ts";
 import { ANONYMOUS, type Principal, principalString } from "./principal.ts";
 
 const TOPIC = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 const GROUP = ErrorCode.GROUP_AUTHORIZATION_FAILED;
 const CLUSTER = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
-const TXN = 53; // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+const TXN = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 
 /**
  * The error a denied need stands for: its group, transactional id or named topic (CreateTopics
@@ -73,36 +86,47 @@ export function authorizeRequest(
 ): Verdict {
   const authz = live.get();
   const who = requester(principal, clientHost);
-  if (apiKey === 20) body = namedTopics(body, (id) => topics.nameOf(id));
+  if (apiKey === ApiKey.DeleteTopics) {
+    body = namedTopics(body as DeleteTopicsRequest, (id) => topics.nameOf(id));
+  }
   const denied = deniedNeeds(authz, who, apiKey, body);
-  if (apiKey === 3) denied.push(...autoCreateNeeds(authz, who, apiVersion, body, topics, denied));
+  if (apiKey === ApiKey.Metadata) {
+    denied.push(
+      ...autoCreateNeeds(authz, who, apiVersion, body as MetadataRequest, topics, denied),
+    );
+  }
   if (denied.length === 0) return ALLOW;
   // The most specific error: a group or transactional id over a topic over the cluster.
   const code = denied.map(codeOf).find((c) => c !== CLUSTER) ?? CLUSTER;
   const rule = API_RULES.get(apiKey);
   const items = rule?.kind === "checks" ? rule.items : undefined;
-  const whole = { kind: "refuse", answer: refusedAnswer(apiKey, body, code) } as const;
+  const whole = { kind: "refuse", answer: refusedAnswer(apiKey, apiVersion, body, code) } as const;
   if (items === undefined || denied.some((n) => n.item === undefined)) return whole;
   const refused = new Set(denied.map((n) => n.item!));
   const servedBody: Struct = { ...body };
   const refusedBody: Struct = { ...body };
   let left = 0;
+  // The rule names the request's lists of items and the response's list of answers.
+  const listAt = (s: Struct, field: string): unknown[] => {
+    const v = s[field];
+    return Array.isArray(v) ? v : [];
+  };
   for (const list of items.request) {
     if (!Array.isArray(body[list])) continue;
-    const all = body[list] as unknown[];
     const no = (i: unknown) => refused.has(items.key(i) ?? "");
-    servedBody[list] = all.filter((i) => !no(i));
-    refusedBody[list] = all.filter(no);
-    left += (servedBody[list] as unknown[]).length;
+    const served = listAt(body, list).filter((i) => !no(i));
+    servedBody[list] = served;
+    refusedBody[list] = listAt(body, list).filter(no);
+    left += served.length;
   }
   if (left === 0 && !items.servesEmpty?.(apiVersion)) return whole;
-  const answers = arr(refusedAnswer(apiKey, refusedBody, code)[items.response]);
+  const answers = listAt(refusedAnswer(apiKey, apiVersion, refusedBody, code), items.response);
   return {
     kind: "split",
     body: servedBody,
     merge: (served) => ({
       ...served,
-      [items.response]: [...arr(served[items.response]), ...answers],
+      [items.response]: [...listAt(served, items.response), ...answers],
     }),
   };
 }
@@ -114,15 +138,15 @@ function autoCreateNeeds(
   authz: Authorizer,
   who: Requester,
   apiVersion: number,
-  body: Struct,
+  body: MetadataRequest,
   topics: TopicLookup,
   denied: Need[],
 ): Need[] {
   // v0-3 have no flag: creation follows the broker setting alone.
-  const creating = topics.autoCreate && (apiVersion < 4 || body.allowAutoTopicCreation === true);
+  const creating = topics.autoCreate && (apiVersion < 4 || body.allowAutoTopicCreation);
   if (!creating) return [];
   const refused = new Set(denied.map((n) => n.item));
-  return [...new Set(arr(body.topics).map((t) => nstr(t.name)))]
+  return [...new Set((body.topics ?? []).map((t) => t.name))]
     .filter((n): n is string => n !== null && !refused.has(n) && !topics.exists(n))
     .map((n): Need => ({
       anyOf: [
@@ -134,192 +158,244 @@ function autoCreateNeeds(
     .filter((n) => !allowed(authz, who, n));
 }
 
+/** A DeleteTopics topic, marked when the request named it by id (its refusal keeps the name). */
+type NamedTopic = DeleteTopicsRequestTopics & { byId?: true };
+
 /** DeleteTopics v6 names topics by id: the name of each known id, for the check and handler. */
-function namedTopics(body: Struct, topicName: (id: string) => string | undefined): Struct {
-  const ts = arr(body.topics);
-  if (!ts.some((t) => t.name === null)) return body;
+function namedTopics(
+  body: DeleteTopicsRequest,
+  topicName: (id: string) => string | undefined,
+): DeleteTopicsRequest {
+  if (!body.topics.some((t) => t.name === null)) return body;
   return {
     ...body,
-    topics: ts.map((t) =>
-      t.name === null && typeof t.topicId === "string"
-        ? { ...t, name: topicName(t.topicId) ?? null, byId: true }
-        : t
+    topics: body.topics.map((t): NamedTopic =>
+      t.name === null ? { ...t, name: topicName(t.topicId) ?? null, byId: true } : t
     ),
   };
 }
 
+type Refusal<K extends SchemaKey> = (
+  body: RequestOf<K>,
+  code: number,
+  version: number,
+) => ResponseOf<K>;
+
+const MSG = "Not authorized";
+
+/** A config resource refused: a topic with the topic's code, a broker or logger the cluster's. */
+const refusedResource = (r: { resourceType: number; resourceName: string }, code: number) => ({
+  errorCode: r.resourceType === 2 ? code : CLUSTER,
+  errorMessage: MSG,
+  resourceType: r.resourceType,
+  resourceName: r.resourceName,
+});
+
 /**
- * The answer refusing every item of `body` with `code`, mirroring the request's topics
- * (partitions) or groups where the response lists them.
+ * The answer refusing every item of a request with `code`, per API, mirroring the request's
+ * topics (partitions) or groups where the response lists them.
  */
-export function refusedAnswer(apiKey: number, body: Struct, code: number): Struct {
-  const msg = "Not authorized";
-  const topicCode = code === TOPIC ? TOPIC : code;
-  switch (apiKey) {
-    case 0: // Produce
-      return {
-        responses: arr(body.topicData).map((t) => ({
-          name: str(t.name),
-          partitionResponses: arr(t.partitionData).map((p) => ({
-            index: num(p.index),
-            errorCode: topicCode,
-            baseOffset: -1,
-          })),
-        })),
-      };
-    case 1: // Fetch
-      return {
-        errorCode: code === TOPIC ? 0 : code,
-        responses: arr(body.topics).map((t) => ({
-          topic: str(t.topic),
-          topicId: t.topicId,
-          partitions: arr(t.partitions).map((p) => ({
-            partitionIndex: num(p.partition),
-            errorCode: topicCode,
-            highWatermark: -1,
-            lastStableOffset: -1,
-            logStartOffset: -1,
-            // Empty, not null: librdkafka refuses a null record set ("invalid MessageSetSize -1").
-            records: new Uint8Array(0),
-          })),
-        })),
-      };
-    case 2: // ListOffsets
-    case 21: // DeleteRecords
-    case 23: // OffsetForLeaderEpoch
-      return {
-        topics: arr(body.topics).map((t) => ({
-          name: str(t.name),
-          topic: str(t.topic),
-          partitions: arr(t.partitions).map((p) => ({
-            partitionIndex: num(p.partitionIndex),
-            partition: num(p.partition),
-            errorCode: topicCode,
-            offset: -1,
-            timestamp: -1,
-            endOffset: -1,
-            leaderEpoch: -1,
-            lowWatermark: -1,
-          })),
-        })),
-      };
-    case 3: // Metadata (named topics only; an all-topics request asks nothing)
-      return {
-        brokers: [],
-        controllerId: -1,
-        topics: arr(body.topics).map((t) => ({
-          errorCode: topicCode,
-          name: nstr(t.name),
-          partitions: [],
-        })),
-      };
-    case 19: // CreateTopics
-      return {
-        topics: arr(body.topics).map((t) => ({
-          name: str(t.name),
-          errorCode: topicCode,
-          errorMessage: msg,
-          numPartitions: -1,
-          replicationFactor: -1,
-        })),
-      };
-    case 20: // DeleteTopics (a topic named by id keeps its name to itself)
-      return {
-        responses: [
-          ...(Array.isArray(body.topicNames) ? body.topicNames.map(String) : [])
-            .map((name) => ({ name, errorCode: topicCode })),
-          ...arr(body.topics).map((t) => ({
-            name: t.byId === true ? null : nstr(t.name),
-            topicId: t.topicId,
-            errorCode: topicCode,
-            errorMessage: msg,
-          })),
-        ],
-      };
-    case 8: // OffsetCommit
-      return {
-        topics: arr(body.topics).map((t) => ({
-          name: str(t.name),
-          partitions: arr(t.partitions).map((p) => ({
-            partitionIndex: num(p.partitionIndex),
-            errorCode: code,
-          })),
-        })),
-      };
-    case 15: // DescribeGroups
-      return {
-        groups: (Array.isArray(body.groups) ? body.groups : []).map((g) => ({
-          errorCode: code,
-          groupId: String(g),
-        })),
-      };
-    case 42: // DeleteGroups
-      return {
-        results: (Array.isArray(body.groupsNames) ? body.groupsNames : []).map((g) => ({
-          groupId: String(g),
-          errorCode: code,
-        })),
-      };
-    case 30: // CreateAcls
-      return {
-        results: arr(body.creations).map(() => ({ errorCode: code, errorMessage: msg })),
-      };
-    case 31: // DeleteAcls
-      return {
-        filterResults: arr(body.filters).map(() => ({ errorCode: code, errorMessage: msg })),
-      };
-    case 32: // DescribeConfigs
-    case 33: // AlterConfigs
-    case 44: { // IncrementalAlterConfigs
-      const items = arr(body.resources).map((r) => ({
-        errorCode: num(r.resourceType) === 2 ? topicCode : CLUSTER,
-        errorMessage: msg,
-        resourceType: num(r.resourceType),
-        resourceName: str(r.resourceName),
-        configs: [],
-      }));
-      return apiKey === 32 ? { results: items } : { responses: items };
-    }
-    case 37: // CreatePartitions
-      return {
-        results: arr(body.topics).map((t) => ({
-          name: str(t.name),
-          errorCode: topicCode,
-          errorMessage: msg,
-        })),
-      };
-    case 10: { // FindCoordinator (v4+: one answer per key)
-      const keys = Array.isArray(body.coordinatorKeys) ? body.coordinatorKeys.map(String) : [];
-      return {
+const REFUSALS: { [K in SchemaKey]?: Refusal<K> } = {
+  [ApiKey.Produce]: (b, code) => ({
+    responses: b.topicData.map((t) => ({
+      name: t.name,
+      partitionResponses: t.partitionData.map((p) => ({
+        index: p.index,
         errorCode: code,
-        errorMessage: msg,
-        nodeId: -1,
-        host: "",
-        port: -1,
-        coordinators: keys.map((key) => ({
+        baseOffset: -1,
+      })),
+    })),
+  }),
+  [ApiKey.Fetch]: (b, code) => ({
+    errorCode: code === TOPIC ? 0 : code,
+    responses: b.topics.map((t) => ({
+      topic: t.topic,
+      topicId: t.topicId,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partition,
+        errorCode: code,
+        highWatermark: -1,
+        lastStableOffset: -1,
+        logStartOffset: -1,
+        // Empty, not null: librdkafka refuses a null record set ("invalid MessageSetSize -1").
+        records: new Uint8Array(0),
+      })),
+    })),
+  }),
+  [ApiKey.ListOffsets]: (b, code) => ({
+    topics: b.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        errorCode: code,
+        offset: -1,
+        timestamp: -1,
+        leaderEpoch: -1,
+      })),
+    })),
+  }),
+  [ApiKey.DeleteRecords]: (b, code) => ({
+    throttleTimeMs: 0,
+    topics: b.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        errorCode: code,
+        lowWatermark: -1,
+      })),
+    })),
+  }),
+  [ApiKey.OffsetForLeaderEpoch]: (b, code) => ({
+    topics: b.topics.map((t) => ({
+      topic: t.topic,
+      partitions: t.partitions.map((p) => ({
+        partition: p.partition,
+        errorCode: code,
+        leaderEpoch: -1,
+        endOffset: -1,
+      })),
+    })),
+  }),
+  // Named topics only: an all-topics request asks nothing.
+  [ApiKey.Metadata]: (b, code) => ({
+    brokers: [],
+    controllerId: -1,
+    topics: (b.topics ?? []).map((t) => ({ errorCode: code, name: t.name, partitions: [] })),
+  }),
+  [ApiKey.CreateTopics]: (b, code) => ({
+    topics: b.topics.map((t) => ({
+      name: t.name,
+      errorCode: code,
+      errorMessage: MSG,
+      numPartitions: -1,
+      replicationFactor: -1,
+    })),
+  }),
+  // A topic named by id keeps its name to itself.
+  [ApiKey.DeleteTopics]: (b, code) => ({
+    responses: [
+      ...b.topicNames.map((name) => ({ name, errorCode: code })),
+      ...(b.topics as NamedTopic[]).map((t) => ({
+        name: t.byId === true ? null : t.name,
+        topicId: t.topicId,
+        errorCode: code,
+        errorMessage: MSG,
+      })),
+    ],
+  }),
+  [ApiKey.OffsetCommit]: (b, code) => ({
+    topics: b.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
+    })),
+  }),
+  [ApiKey.DescribeGroups]: (b, code) => ({
+    groups: b.groups.map((groupId) => ({
+      errorCode: code,
+      groupId,
+      groupState: "",
+      protocolType: "",
+      protocolData: "",
+      members: [],
+    })),
+  }),
+  [ApiKey.DeleteGroups]: (b, code) => ({
+    throttleTimeMs: 0,
+    results: b.groupsNames.map((groupId) => ({ groupId, errorCode: code })),
+  }),
+  [ApiKey.CreateAcls]: (b, code) => ({
+    throttleTimeMs: 0,
+    results: b.creations.map(() => ({ errorCode: code, errorMessage: MSG })),
+  }),
+  [ApiKey.DeleteAcls]: (b, code) => ({
+    throttleTimeMs: 0,
+    filterResults: b.filters.map(() => ({ errorCode: code, errorMessage: MSG, matchingAcls: [] })),
+  }),
+  [ApiKey.DescribeConfigs]: (b, code) => ({
+    throttleTimeMs: 0,
+    results: b.resources.map((r) => ({ ...refusedResource(r, code), configs: [] })),
+  }),
+  [ApiKey.AlterConfigs]: (b, code) => ({
+    throttleTimeMs: 0,
+    responses: b.resources.map((r) => refusedResource(r, code)),
+  }),
+  [ApiKey.IncrementalAlterConfigs]: (b, code) => ({
+    throttleTimeMs: 0,
+    responses: b.resources.map((r) => refusedResource(r, code)),
+  }),
+  [ApiKey.CreatePartitions]: (b, code) => ({
+    throttleTimeMs: 0,
+    results: b.topics.map((t) => ({ name: t.name, errorCode: code, errorMessage: MSG })),
+  }),
+  // v1+ also refuse the whole request at the top; v0 only per partition.
+  [ApiKey.ElectLeaders]: (b, code, version) => ({
+    throttleTimeMs: 0,
+    ...(version >= 1 ? { errorCode: code } : {}),
+    replicaElectionResults: (b.topicPartitions ?? []).map((t) => ({
+      topic: t.topic,
+      partitionResult: t.partitionId.map((partitionId) => ({
+        partitionId,
+        errorCode: code,
+        errorMessage: MSG,
+      })),
+    })),
+  }),
+  // v0-2 have no field for the error: the answer lists no directories.
+  [ApiKey.DescribeLogDirs]: (_b, code, version) => ({
+    throttleTimeMs: 0,
+    ...(version >= 3 ? { errorCode: code } : {}),
+    results: [],
+  }),
+  // One answer per user named, as the handler gives.
+  [ApiKey.AlterUserScramCredentials]: (b, code) => ({
+    throttleTimeMs: 0,
+    results: [...new Set([...b.deletions, ...b.upsertions].map((c) => c.name))]
+      .map((user) => ({ user, errorCode: code, errorMessage: MSG })),
+  }),
+  // v4+: one answer per key (the single coordinator's fields are gone, not merely ignored).
+  [ApiKey.FindCoordinator]: (b, code, version) =>
+    version >= 4
+      ? {
+        coordinators: b.coordinatorKeys.map((key) => ({
           key,
           nodeId: -1,
           host: "",
           port: -1,
           errorCode: code,
-          errorMessage: msg,
+          errorMessage: MSG,
         })),
-      };
-    }
-    case 9: // OffsetFetch (v8+: per group)
-      return {
+      }
+      : { errorCode: code, errorMessage: MSG, nodeId: -1, host: "", port: -1 },
+  // v8+: per group; v0-1 have no top-level error, so each partition asked for carries it.
+  [ApiKey.OffsetFetch]: (b, code, version) => ({
+    errorCode: code,
+    topics: version >= 2 ? [] : (b.topics ?? []).map((t) => ({
+      name: t.name,
+      partitions: t.partitionIndexes.map((partitionIndex) => ({
+        partitionIndex,
+        committedOffset: -1,
+        metadata: null,
         errorCode: code,
-        topics: [],
-        groups: arr(body.groups).map((g) => ({
-          groupId: str(g.groupId),
-          topics: [],
-          errorCode: code,
-        })),
-      };
-    default:
-      // APIs answered with one top-level error (groups, InitProducerId, DescribeAcls, cluster).
-      return { errorCode: code, errorMessage: msg, memberId: "", generationId: -1 };
-  }
+      })),
+    })),
+    groups: b.groups.map((g) => ({ groupId: g.groupId, topics: [], errorCode: code })),
+  }),
+};
+
+/** The answer refusing every item of `body` with `code`. */
+export function refusedAnswer(
+  apiKey: number,
+  apiVersion: number,
+  body: Struct,
+  code: number,
+): Struct {
+  // The dispatcher decoded `body` with this API's schema, as it does for the API's handler.
+  const refusal = REFUSALS[apiKey as SchemaKey] as
+    | ((body: Struct, code: number, version: number) => Struct)
+    | undefined;
+  // APIs answered with one top-level error (groups, InitProducerId, DescribeAcls, cluster).
+  return refusal?.(body, code, apiVersion) ??
+    { errorCode: code, errorMessage: MSG, memberId: "", generationId: -1 };
 }
 
 /**
@@ -341,15 +417,19 @@ export function filterAnswer(
   const who = requester(principal, clientHost);
   const may = (type: ResourceType, name: string) =>
     authz.authorize(who, AclOperation.DESCRIBE, type, name).allowed;
-  const mayTopic = (t: Struct) => t.errorCode === TOPIC || may(ResourceType.TOPIC, str(t.name));
-  if (apiKey === 3 && Array.isArray(result.topics)) {
+  const mayTopic = (t: { errorCode?: number; name?: string | null }) =>
+    t.errorCode === TOPIC || may(ResourceType.TOPIC, t.name ?? "");
+  // The dispatcher hands over the body decoded, and the answer built, for this API.
+  if (apiKey === ApiKey.Metadata) {
+    const req = body as MetadataRequest;
+    const res = result as MetadataResponse;
     // v0: an empty list asks for every topic.
-    const all = body.topics === null || (apiVersion === 0 && arr(body.topics).length === 0);
-    return {
-      ...result,
+    const all = req.topics === null || (apiVersion === 0 && req.topics.length === 0);
+    const answer: MetadataResponse = {
+      ...res,
       topics: all
-        ? arr(result.topics).filter(mayTopic)
-        : arr(result.topics).map((t) =>
+        ? res.topics.filter(mayTopic)
+        : res.topics.map((t): MetadataResponseTopics =>
           mayTopic(t) || t.errorCode === ErrorCode.UNKNOWN_TOPIC_ID ? t : {
             errorCode: TOPIC,
             name: null,
@@ -359,37 +439,51 @@ export function filterAnswer(
           }
         ),
     };
+    return answer;
   }
-  if (apiKey === 9) {
+  if (apiKey === ApiKey.OffsetFetch) {
+    const req = body as OffsetFetchRequest;
+    const res = result as OffsetFetchResponse;
     if (apiVersion >= 8) {
-      const asked = new Map(arr(body.groups).map((g) => [str(g.groupId), g.topics]));
-      return {
-        ...result,
-        groups: arr(result.groups).map((g) => ({
+      const asked = new Map(req.groups.map((g) => [g.groupId, g.topics]));
+      const answer: OffsetFetchResponse = {
+        ...res,
+        groups: (res.groups ?? []).map((g) => ({
           ...g,
-          topics: offsetTopics(arr(g.topics), asked.get(str(g.groupId)) === null, mayTopic),
+          topics: offsetTopics(g.topics ?? [], asked.get(g.groupId ?? "") === null, mayTopic),
         })),
       };
+      return answer;
     }
-    return { ...result, topics: offsetTopics(arr(result.topics), body.topics === null, mayTopic) };
-  }
-  if (apiKey === 16 && Array.isArray(result.groups)) {
-    if (may(ResourceType.CLUSTER, CLUSTER_RESOURCE)) return result;
-    return {
-      ...result,
-      groups: arr(result.groups).filter((g) => may(ResourceType.GROUP, str(g.groupId))),
+    const answer: OffsetFetchResponse = {
+      ...res,
+      topics: offsetTopics(res.topics ?? [], req.topics === null, mayTopic),
     };
+    return answer;
+  }
+  if (apiKey === ApiKey.ListGroups) {
+    const res = result as ListGroupsResponse;
+    if (may(ResourceType.CLUSTER, CLUSTER_RESOURCE)) return result;
+    const answer: ListGroupsResponse = {
+      ...res,
+      groups: res.groups.filter((g) => may(ResourceType.GROUP, g.groupId)),
+    };
+    return answer;
   }
   return result;
 }
 
 /** OffsetFetch's topics: unauthorised ones left out (all asked for) or refused per partition. */
-function offsetTopics(topics: Struct[], all: boolean, may: (t: Struct) => boolean): Struct[] {
+function offsetTopics(
+  topics: readonly OffsetFetchResponseTopics[],
+  all: boolean,
+  may: (t: OffsetFetchResponseTopics) => boolean,
+): OffsetFetchResponseTopics[] {
   if (all) return topics.filter(may);
   return topics.map((t) =>
     may(t) ? t : {
       name: t.name,
-      partitions: arr(t.partitions).map((p) => ({
+      partitions: (t.partitions ?? []).map((p) => ({
         partitionIndex: p.partitionIndex,
         committedOffset: -1,
         committedLeaderEpoch: -1,
