@@ -7,6 +7,7 @@ import type { Mutation } from "../types.ts";
 import { HTTP_AUTH_CLI } from "./http.ts";
 import { KAFKA } from "./kafka.ts";
 import { MORE } from "./more.ts";
+import { PROTOCOL_CLI } from "./protocol-cli.ts";
 import { REPLICATION_TESTS } from "./replication.ts";
 import { SECURITY } from "./security.ts";
 import { STORAGE_GROUPS } from "./storage-groups.ts";
@@ -18,4 +19,5 @@ export const TESTS: readonly Mutation[] = [
   ...REPLICATION_TESTS,
   ...SECURITY,
   ...MORE,
+  ...PROTOCOL_CLI,
 ];

@@ -70,12 +70,21 @@ describe("malformed primitives", () => {
   test("invalid bool, invalid UTF-8, unsafe int64", () => {
     expectDecodeError(() => decodeRequest(60, 0, hex("02 00")));
     expectDecodeError(() => decodeRequest(17, 0, hex("0002 c328")));
-    // InitProducerId v3: producer id 0x7fffffffffffffff is beyond 2^53.
-    expectDecodeError(() => decodeRequest(22, 3, hex("ffff 00000000 7fffffffffffffff 0000")));
+    // InitProducerId v3 (flexible: a null compact transactional id, timeout, producer id,
+    // epoch, no tags): 2^53 and beyond are refused, not rounded; 2^53 - 1 is exact. The
+    // messages are checked: a malformed prefix would fail for another reason.
+    const initPid = (id: string) => decodeRequest(22, 3, hex(`00 00000000 ${id} ffff 00`));
+    for (const id of ["7fffffffffffffff", "0020000000000000"]) {
+      expect(expectDecodeError(() => initPid(id)).message).toContain("int64 outside");
+    }
+    expect(initPid("001fffffffffffff")).toMatchObject({ producerId: 2 ** 53 - 1 });
   });
   test("tagged field larger than the message, duplicate tags", () => {
-    expectDecodeError(() => decodeRequest(18, 3, hex("01 00 01 00 01 00 7f")));
-    expectDecodeError(() => decodeRequest(18, 3, hex("01 00 01 00 02 05 00 05 00")));
+    // ApiVersions v3: two empty compact strings, then the tagged fields.
+    const bigTag = () => decodeRequest(18, 3, hex("01 01 01 05 05 00"));
+    expect(expectDecodeError(bigTag).message).toContain("truncated tagged field");
+    const twice = () => decodeRequest(18, 3, hex("01 01 02 05 00 05 00"));
+    expect(expectDecodeError(twice).message).toContain("duplicate tag 5");
   });
   test("unknown api key or version", () => {
     const e = expectDecodeError(() => decodeRequest(999, 0, new Uint8Array(0)));
