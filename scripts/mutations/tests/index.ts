@@ -4,6 +4,7 @@
 // `tests`. Run them with `npm run mutate -- --suite tests` (docs/mutation.md); CI only checks that
 // their edits still apply.
 import type { Mutation } from "../types.ts";
+import { FIXED_BUGS } from "./fixed-bugs.ts";
 import { HTTP_AUTH_CLI } from "./http.ts";
 import { KAFKA } from "./kafka.ts";
 import { MORE } from "./more.ts";
@@ -20,4 +21,5 @@ export const TESTS: readonly Mutation[] = [
   ...SECURITY,
   ...MORE,
   ...PROTOCOL_CLI,
+  ...FIXED_BUGS,
 ];
