@@ -92,13 +92,6 @@ export function errorMessageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Fields read off a decoded body are `unknown`; these narrow them without trusting them. */
-export const arr = (v: unknown): Struct[] => (Array.isArray(v) ? (v as Struct[]) : []);
-export const num = (v: unknown, d = 0): number => (typeof v === "number" ? v : d);
-export const str = (v: unknown): string => (typeof v === "string" ? v : "");
-export const nstr = (v: unknown): string | null => (typeof v === "string" ? v : null);
-export const bool = (v: unknown): boolean => v === true;
-
 /** The values that occur more than once (a request naming the same topic or key twice). */
 export function repeated(values: readonly string[]): Set<string> {
   const seen = new Set<string>();
