@@ -147,8 +147,6 @@ export function runBunTests(
       clearTimeout(timer);
       clearTimeout(stall);
       child.stderr.destroy();
-      // Whatever its tests left running in its group (a broker a mutated stop never stopped).
-      killGroup(child);
       const failures = parseReport(text);
       const first = [...failures][0];
       const hungIn = killed
@@ -169,6 +167,9 @@ export function runBunTests(
     };
     child.on("exit", (c) => {
       code = c;
+      // Whatever its tests left running in its group (a broker a mutated stop never stopped),
+      // at once: while any of it lives the group id cannot be reused by another process.
+      killGroup(child);
       setTimeout(finish, DRAIN_MS);
     });
     child.on("close", finish);
