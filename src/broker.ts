@@ -424,7 +424,14 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       );
     }
     // Pushed after the HTTP server's cleanup, so it runs first: Kafka stops before anything else.
-    cleanups.push(() => kafka.stop());
+    let kafkaStopped = false;
+    const stopKafka = (why: string) => {
+      if (kafkaStopped) return;
+      kafkaStopped = true;
+      log.info("kafka listener stopped", { reason: why, connections: kafka.connections() });
+      kafka.stop();
+    };
+    cleanups.push(() => stopKafka("shutdown"));
     kafkaAddr = advertisedKafka(cfg, kafka.port, kafkaHost.host);
     // Through the Raft leader (this broker, or forwarded); resolves once applied here.
     await cluster.registerBroker({
@@ -442,6 +449,11 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       const moved = await session.shutdown(cfg.controlledShutdownMs);
       replication.stopFetching();
       log.info("controlled shutdown", { leadership_moved: moved });
+      // Nothing is led here any more: closing the clients' connections now sends them to the new
+      // leaders at once, instead of after the Raft hand-off below (librdkafka asks for metadata
+      // as soon as a broker goes down, but after NOT_LEADER_OR_FOLLOWER only at its
+      // topic.metadata.refresh.fast.interval.ms).
+      if (moved) stopKafka("leadership moved");
     });
     // A registered broker starts fenced: the controller unfences it once it has caught up on
     // the metadata, and elects it where it is the partitions' leader; only then may it lead.

@@ -121,6 +121,15 @@ test("replica views, session states, metrics and ElectLeaders across three proce
   expect(preferredByGone.length).toBeGreaterThan(0);
   gone.kill("SIGTERM");
   expect(await gone.exited).toBe(0);
+  // Its Kafka clients were cut as soon as its leaderships had moved (so they asked for metadata
+  // at once), before the rest of the shutdown.
+  const order = ["controlled shutdown", "kafka listener stopped", "stopped"].map((msg) =>
+    gone.logs.findIndex((l) => l.includes(`"msg":"${msg}"`))
+  );
+  expect(order.every((i) => i >= 0)).toBe(true);
+  expect(order[0]).toBeLessThan(order[1]);
+  expect(order[1]).toBeLessThan(order[2]);
+  expect(gone.logs[order[1]]).toContain('"reason":"leadership moved"');
   await waitFor("the stopped broker fenced", 10_000, async () => {
     const c = await get(stay[0], "/cluster");
     // deno-lint-ignore no-explicit-any
