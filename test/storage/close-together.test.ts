@@ -3,10 +3,10 @@
 // the second sync leaves the previous (unclean) checkpoints, so logs are recovered, never lost.
 import { expect, test } from "bun:test";
 import { CrashFileIO } from "../../src/storage/crash-fs.ts";
-import type { SegmentLogStore } from "../../src/storage/log-store.ts";
+import { type SegmentLogStore, SYNCFS_MIN_LOGS } from "../../src/storage/log-store.ts";
 import { batch, storeOn } from "./helpers.ts";
 
-const LOGS = 20;
+const LOGS = SYNCFS_MIN_LOGS;
 
 /** A simulated disk whose syncFs is syncAll, counted; `onSync(n)` runs before the n-th. */
 function diskWithSyncFs(onSync?: (n: number, io: CrashFileIO) => void) {
