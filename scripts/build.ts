@@ -21,6 +21,10 @@ export function buildBinary(outfile: string, target?: string): void {
     "--no-compile-autoload-dotenv",
     "--no-compile-autoload-bunfig",
     "--minify-syntax",
+    // The broker's modules (and the node:crypto, node:zlib, bun:sqlite they import) in chunks of
+    // their own that load only when a broker starts: without it every client command evaluated
+    // them all first (about 0.1 s of CPU per `broker consume`, half of its start).
+    "--splitting",
     "--sourcemap=inline",
     `--define=BROKER_VERSION=${JSON.stringify(pkg.version)}`,
     "--asset=migrations",

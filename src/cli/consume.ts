@@ -15,6 +15,7 @@ import {
   decodeRecordBatch,
 } from "../protocol/record-batch.ts";
 import { decompress } from "../protocol/compression/index.ts";
+import { isatty } from "node:tty";
 
 interface Rec {
   topic: string;
@@ -412,8 +413,8 @@ export const consumeCommand: Command = {
     const progress = new Progress({
       verb: "consumed",
       // Not over the records themselves when both go to the terminal.
-      enabled: !follows && group === undefined && process.stderr.isTTY === true &&
-        process.stdout.isTTY !== true,
+      // (isatty, not process.stdout: that would make a piped stdout non-blocking; output.ts)
+      enabled: !follows && group === undefined && process.stderr.isTTY === true && !isatty(1),
     });
     const emit = async (recs: Rec[]) => {
       let bytes = 0;

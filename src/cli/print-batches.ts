@@ -54,14 +54,9 @@ export function byteTemplate(
 function putText(out: Output, buf: Uint8Array, start: number, len: number): void {
   if (len <= 0) return;
   const end = start + len;
-  // ASCII (the common case) is copied without a view per record: half a million small views
-  // cost more in garbage collection than the copying.
-  let i = start;
-  while (i < end && buf[i] < 0x80) i++;
-  if (i === end) {
-    out.pushRange(buf, start, end);
-    return;
-  }
+  // ASCII (the common case) is copied as it is checked, without a view per record: half a
+  // million small views cost more in garbage collection than the copying.
+  if (out.pushAscii(buf, start, end)) return;
   const b = buf.subarray(start, end);
   if (!isUtf8(b)) {
     out.push(Buffer.from(b.buffer, b.byteOffset, b.length).toString("base64"));

@@ -18,12 +18,20 @@ import { seededRandom } from "../../src/storage/crash-fs.ts";
 const enc = new TextEncoder();
 
 function randomBytes(rnd: () => number): Uint8Array | null {
-  const kind = Math.floor(rnd() * 6);
+  const kind = Math.floor(rnd() * 8);
   if (kind === 0) return null;
   if (kind === 1) return new Uint8Array(Math.floor(rnd() * 4)).map(() => Math.floor(rnd() * 256));
   if (kind === 2) return enc.encode("\uFEFFbom-" + Math.floor(rnd() * 1000));
   if (kind === 3) return enc.encode("héllo wörld ✓ " + "x".repeat(Math.floor(rnd() * 100)));
   if (kind === 4) return new Uint8Array(0);
+  // Long values take the output's bulk copy; one that is not UTF-8 at its end must not (base64).
+  if (kind === 5) return enc.encode("y".repeat(256 + Math.floor(rnd() * 300)));
+  if (kind === 6) {
+    return Buffer.concat([
+      enc.encode("z".repeat(256 + Math.floor(rnd() * 300))),
+      Buffer.from([0xff]),
+    ]);
+  }
   return enc.encode(`v${Math.floor(rnd() * 1e6)}`);
 }
 
