@@ -63,7 +63,11 @@ export interface WireResult {
 
 /** Limits of one call, as the server enforces them. */
 export const MAX_READ_PARTS = 10_000;
-export const MAX_READ_LIMIT = 10_000;
+/**
+ * Records per partition asked for: any count, as the bytes bound an answer (a read of stored
+ * batches asks for whatever fits; the JSON routes ask for at most 10,000).
+ */
+export const MAX_READ_LIMIT = 0x7fffffff;
 export const MAX_PART_BYTES = 16 << 20;
 export const MAX_CALL_BYTES = 32 << 20;
 /** The longest one call waits at the leader; a longer wait is several calls. */

@@ -3,7 +3,7 @@
 // cluster port (partition-access.ts).
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { type HttpContext, on } from "./context.ts";
-import { badRequest, HttpError } from "./errors.ts";
+import { badRequest } from "./errors.ts";
 import {
   commonErrors,
   ErrorSchema,
@@ -16,7 +16,7 @@ import {
   z,
 } from "./schemas.ts";
 import { existingPartition, recordBytes, renderRecord } from "./render.ts";
-import { FORWARD_MARGIN_MS, type From } from "./partition-access.ts";
+import { FORWARD_MARGIN_MS, type From, outsideLog } from "./partition-access.ts";
 import { BATCH_HEADER_SIZE, batchSizeAt, readBatchHeader } from "../protocol/record-batch.ts";
 
 export const MAX_WAIT_MS = 300_000;
@@ -85,15 +85,16 @@ function chunked(body: Uint8Array): Uint8Array | ReadableStream<Uint8Array> {
 
 export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access }: HttpContext) {
   // Log bytes as stored: whole RecordBatch v2 batches for clients that decode them (`broker
-  // consume`), with none of the per-record work of the JSON route. Served by the partition's
-  // leader only (a 421 names it); a client falls back to the JSON route elsewhere.
+  // consume`), with none of the per-record work of the JSON route. Any broker answers: one that
+  // does not lead the partition passes the leader's bytes on as they are (partition-access.ts).
   on(
     app,
     createRoute({
       method: "get",
       path: "/topics/{topic}/partitions/{partition}/batches",
       tags: ["records"],
-      summary: "Read a partition's record batches as stored (Kafka RecordBatch v2), at its leader",
+      summary:
+        "Read a partition's record batches as stored (Kafka RecordBatch v2), wherever it is led",
       request: { params: PartitionParams, query: BatchQuery },
       responses: {
         200: {
@@ -106,54 +107,34 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access 
           description: "offset outside the log",
           content: { "application/json": { schema: ErrorSchema } },
         },
-        421: {
-          description: "this broker does not lead the partition",
-          content: { "application/json": { schema: ErrorSchema } },
-        },
       },
     }),
-    (c) => {
+    async (c) => {
       const { topic, partition: pRaw } = valid(c, "param", PartitionParams);
       const q = valid(c, "query", BatchQuery);
       const partition = Number(pRaw);
       existingPartition(broker, topic, partition);
-      if (!access.leadsHere(topic, partition) || !broker.partitions.has(topic, partition)) {
-        throw new HttpError(
-          421,
-          42100,
-          `broker ${broker.nodeId} does not lead ${topic}-${partition}; read it there or with ` +
-            "GET /topics/{topic}/partitions/{partition}/records",
-        );
-      }
-      const offset = Number(q.offset);
-      const maxBytes = q.max_bytes ?? 1024 * 1024;
-      const st = broker.partitions.partition(topic, partition);
-      const hw = st.highWatermark();
-      const lso = st.log.logStartOffset();
-      if (offset < lso || offset > hw) {
-        throw new HttpError(416, 41601, `offset ${offset} is outside the log [${lso}, ${hw}]`, 1, {
-          log_start_offset: lso,
-          high_watermark: hw,
-        });
-      }
-      // Views of the segment's mapping, as the Kafka fetch path serves past its lending cap: a
-      // fresh buffer per request cost a page fault per 4 KiB (most of the route's CPU), and the
-      // mapping lives as long as the response holds it.
-      const r = broker.partitions.read(topic, partition, offset, maxBytes);
+      const r = await access.batches(
+        topic,
+        partition,
+        Number(q.offset),
+        q.max_bytes ?? 1024 * 1024,
+        performance.now() + FORWARD_MARGIN_MS,
+      );
       let records = 0;
-      for (let pos = 0; pos + BATCH_HEADER_SIZE <= r.records.length;) {
-        const size = batchSizeAt(r.records, pos);
+      for (let pos = 0; pos + BATCH_HEADER_SIZE <= r.bytes.length;) {
+        const size = batchSizeAt(r.bytes, pos);
         if (size < BATCH_HEADER_SIZE) break;
-        records += readBatchHeader(r.records, pos).lastOffsetDelta + 1;
+        records += readBatchHeader(r.bytes, pos).lastOffsetDelta + 1;
         pos += size;
       }
-      metrics.consumed(topic, records, r.records.length);
-      return new Response(chunked(r.records), {
+      metrics.consumed(topic, records, r.bytes.length);
+      return new Response(chunked(r.bytes), {
         headers: {
           "content-type": "application/vnd.kafka.record-batch",
           "x-high-watermark": String(r.highWatermark),
           "x-log-start-offset": String(r.logStartOffset),
-          "x-next-offset": String(r.nextOffset),
+          "x-next-offset": String(r.next),
         },
       });
     },
@@ -207,13 +188,7 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access 
       });
       if (got.outOfRange) {
         const r = got.outOfRange;
-        throw new HttpError(
-          416,
-          41601,
-          `offset ${got.offset} is outside the log [${r.logStartOffset}, ${r.highWatermark}]`,
-          1,
-          { log_start_offset: r.logStartOffset, high_watermark: r.highWatermark },
-        );
+        throw outsideLog(got.offset, r.logStartOffset, r.highWatermark);
       }
       if (got.error) throw got.error;
       metrics.consumed(

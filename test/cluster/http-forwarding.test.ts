@@ -1,13 +1,14 @@
-// HTTP on any broker (3 real processes): produce, single-partition and whole-topic reads, a live
-// tail and the group member flow through brokers that lead none of the partitions involved (or
-// do not coordinate the group), forwarded to the leaders over the cluster port; and 503 while a
-// partition has no leader.
+// HTTP on any broker (3 real processes): produce, single-partition and whole-topic reads, stored
+// batches (GET …/batches), a live tail and the group member flow through brokers that lead none
+// of the partitions involved (or do not coordinate the group), forwarded to the leaders over the
+// cluster port; and 503 while a partition has no leader.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { offsetsPartitionFor } from "../../src/groups/index.ts";
 import { PeerLink } from "../../src/cluster/peer-link.ts";
 import { ClusterKey } from "../../src/cluster/auth.ts";
 import { type RunningBroker, TEST_JOIN_TOKEN } from "../helpers/broker-process.ts";
 import { BrokerSet, waitFor } from "../helpers/processes.ts";
+import { decodeRecordBatches } from "../../src/protocol/record-batch.ts";
 
 const brokers = new BrokerSet("SIGKILL");
 const start = (id: number, join?: string) => brokers.voter(id, join, "forward-");
@@ -132,6 +133,84 @@ describe("HTTP on any broker", () => {
       expect(own.status).toBe(rf === 1 ? 404 : 200);
     }
   }, 60_000);
+
+  test(
+    "stored batches (GET …/batches) via every broker, leader or not: the same records, paged by X-Next-Offset; empty at the high watermark, 416 past it",
+    async () => {
+      const parts = await createTopic(bs, "raw", 3, 1);
+      const N = 120;
+      const want = (p: number) =>
+        Array.from({ length: N }, (_, i) => `p${p}-${i}-${"v".repeat(60)}`);
+      for (const p of parts) {
+        // Several appends, so several stored batches.
+        for (let from = 0; from < N; from += 30) {
+          const values = want(p.partition).slice(from, from + 30).map((value) => ({ value }));
+          const r = await call(
+            bs[p.leader],
+            "POST",
+            `/topics/raw/records?partition=${p.partition}`,
+            values,
+          );
+          expect(r.status).toBe(200);
+        }
+      }
+      const dec = new TextDecoder();
+      for (const p of parts) {
+        for (const [i, b] of bs.entries()) {
+          const url = (offset: number, maxBytes = 2048) =>
+            `${b.httpUrl}/topics/raw/partitions/${p.partition}/batches?offset=${offset}&max_bytes=${maxBytes}`;
+          // From an offset inside a batch, in pages of about 2 KiB, until the high watermark.
+          const got: string[] = [];
+          let offset = 7;
+          let pages = 0;
+          for (; offset < N && pages < 100; pages++) {
+            const r = await fetch(url(offset), { signal: AbortSignal.timeout(20_000) });
+            expect(r.status).toBe(200);
+            expect(r.headers.get("content-type")).toBe("application/vnd.kafka.record-batch");
+            expect(r.headers.get("x-high-watermark")).toBe(String(N));
+            expect(r.headers.get("x-log-start-offset")).toBe("0");
+            const batches = decodeRecordBatches(new Uint8Array(await r.arrayBuffer()));
+            expect(batches.length).toBeGreaterThan(0);
+            for (const x of batches) {
+              for (const rec of x.records ?? []) {
+                if (rec.offset >= offset) got.push(dec.decode(rec.value!));
+              }
+            }
+            const next = Number(r.headers.get("x-next-offset"));
+            expect(next).toBe(
+              batches.at(-1)!.header.baseOffset + batches.at(-1)!.header.lastOffsetDelta + 1,
+            );
+            offset = next;
+          }
+          expect({ broker: i, leader: p.leader, values: got }).toEqual({
+            broker: i,
+            leader: p.leader,
+            values: want(p.partition).slice(7),
+          });
+          expect(pages).toBeGreaterThan(1);
+          const atEnd = await fetch(url(N));
+          expect(atEnd.status).toBe(200);
+          expect((await atEnd.arrayBuffer()).byteLength).toBe(0);
+          expect(atEnd.headers.get("x-next-offset")).toBe(String(N));
+          const past = await call(
+            b,
+            "GET",
+            `/topics/raw/partitions/${p.partition}/batches?offset=${N + 1}`,
+          );
+          expect(past.status).toBe(416);
+          expect(past.body).toMatchObject({
+            error_code: 41601,
+            high_watermark: N,
+            log_start_offset: 0,
+          });
+        }
+      }
+      // A partition that does not exist is 404 everywhere (not passed on).
+      const none = await call(bs[0], "GET", "/topics/raw/partitions/9/batches?offset=0");
+      expect(none.status).toBe(404);
+    },
+    60_000,
+  );
 
   test(
     "a partition and a whole topic read via a broker that leads none of it; NDJSON and SSE tails there receive later records",

@@ -15,9 +15,9 @@ export const MORE: readonly Mutation[] = [
   },
   {
     id: "http-read-at-hw-refused",
-    file: "src/http/read.ts",
-    find: "if (offset < lso || offset > hw) {",
-    replace: "if (offset < lso || offset >= hw) {",
+    file: "src/http/partition-access.ts",
+    find: "if (offset < lso || offset > hw) throw outsideLog(offset, lso, hw);",
+    replace: "if (offset < lso || offset >= hw) throw outsideLog(offset, lso, hw);",
     tests: ["test/http/batches.test.ts"],
     why: "An HTTP read at the high watermark (the next offset to be written) answers 416 " +
       "instead of an empty list: a reader polling at the end of the log gets errors.",
