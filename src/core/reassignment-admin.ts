@@ -7,7 +7,7 @@ import type { ClusterService, PartitionStats } from "../cluster/node.ts";
 import { MetaError } from "../meta/index.ts";
 import type { MetadataStore } from "../meta/index.ts";
 import type { ReassignmentState } from "../meta/records.ts";
-import { ErrorCode } from "../protocol/kafka/error-codes.ts";
+import { errorName } from "../protocol/kafka/error-codes.ts";
 import {
   addingReplicas,
   progressOf,
@@ -311,11 +311,7 @@ function viewOf(
   };
 }
 
-/** Kafka's error name for a reassignment result code (the protocol table lacks 60 and 85). */
+/** Kafka's error name for a reassignment result code (null: it succeeded). */
 export function reassignErrorName(code: number): string | null {
-  if (code === 0) return null;
-  if (code === 60) return "REASSIGNMENT_IN_PROGRESS";
-  if (code === 85) return "NO_REASSIGNMENT_IN_PROGRESS";
-  const e = Object.entries(ErrorCode).find(([, v]) => v === code);
-  return e?.[0] ?? `ERROR_${code}`;
+  return code === 0 ? null : errorName(code);
 }

@@ -5,12 +5,12 @@
 import {
   cancelReassignment,
   type MovingPartition,
-  REASSIGN_ERROR,
   type Refusal,
   submitReassignment,
   throttleChange,
 } from "./reassignment.ts";
 import type { PartitionChange } from "./elections.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 
 /** The most partitions one request may name (a whole large cluster's move fits). */
 export const MAX_REASSIGN_PARTITIONS = 100_000;
@@ -116,7 +116,7 @@ export function planReassignRequest(
       results.push({
         topic: it.topic,
         partition: it.partition,
-        errorCode: REASSIGN_ERROR.UNKNOWN_TOPIC_OR_PARTITION,
+        errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         message: `No such partition as ${it.topic}-${it.partition}`,
       });
       continue;
@@ -143,7 +143,7 @@ function rfChange(p: MovingPartition, target: readonly number[]): Refusal | null
   const factor = (p.reassignment?.original ?? p.replicas).length;
   if (target.length === factor) return null;
   return {
-    errorCode: REASSIGN_ERROR.INVALID_REPLICATION_FACTOR,
+    errorCode: ErrorCode.INVALID_REPLICATION_FACTOR,
     message: `${p.topic}-${p.partition}: the replication factor would change from ${factor} to ` +
       `${target.length}, and the request does not allow it`,
   };

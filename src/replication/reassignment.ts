@@ -12,20 +12,11 @@
 // Every step is a function of the committed state alone, so a new controller carries on where
 // its predecessor stopped, and a restarted broker finds its role in the metadata it applies.
 import type { ReassignmentState } from "../meta/records.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { NO_LEADER, type PartitionChange, type PartitionView, pickLeader } from "./elections.ts";
 import { planted } from "./planted.ts";
 
 export type { ReassignmentState };
-
-/** Kafka error codes a refused reassignment request answers with. */
-export const REASSIGN_ERROR = {
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  INVALID_REPLICATION_FACTOR: 38,
-  INVALID_REPLICA_ASSIGNMENT: 39,
-  INVALID_REQUEST: 42,
-  REASSIGNMENT_IN_PROGRESS: 60,
-  NO_REASSIGNMENT_IN_PROGRESS: 85,
-} as const;
 
 export interface Refusal {
   errorCode: number;
@@ -63,7 +54,7 @@ export function submitReassignment(
   throttle = 0,
 ): PartitionChange | null | Refusal {
   const bad = (message: string): Refusal => ({
-    errorCode: REASSIGN_ERROR.INVALID_REPLICA_ASSIGNMENT,
+    errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
     message: `${name(p)}: ${message}`,
   });
   if (target.length === 0) return bad("the target has no replicas");
@@ -71,13 +62,13 @@ export function submitReassignment(
   const unknown = target.find((id) => !Number.isSafeInteger(id) || id < 0 || !registered(id));
   if (unknown !== undefined) return bad(`broker ${unknown} is not registered`);
   if (!Number.isSafeInteger(throttle) || throttle < 0) {
-    return { errorCode: REASSIGN_ERROR.INVALID_REQUEST, message: "throttle must be >= 0 bytes/s" };
+    return { errorCode: ErrorCode.INVALID_REQUEST, message: "throttle must be >= 0 bytes/s" };
   }
   const ra = p.reassignment;
   if (ra) {
     if (same(ra.target, target)) return null;
     return {
-      errorCode: REASSIGN_ERROR.REASSIGNMENT_IN_PROGRESS,
+      errorCode: ErrorCode.REASSIGNMENT_IN_PROGRESS,
       message: `${name(p)} is moving to [${ra.target}]: cancel that first`,
     };
   }
@@ -106,7 +97,7 @@ export function throttleChange(p: MovingPartition, throttle: number): PartitionC
   const ra = p.reassignment;
   if (!ra) {
     return {
-      errorCode: REASSIGN_ERROR.NO_REASSIGNMENT_IN_PROGRESS,
+      errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
       message: `${name(p)} has no reassignment in progress`,
     };
   }
@@ -227,7 +218,7 @@ export function cancelReassignment(
   const ra = p.reassignment;
   if (!ra) {
     return {
-      errorCode: REASSIGN_ERROR.NO_REASSIGNMENT_IN_PROGRESS,
+      errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
       message: `${
         name(p)
       } has no reassignment in progress (finished or never submitted): nothing to cancel; to move it back, submit a reassignment to [${p.replicas}]'s former replicas`,
@@ -248,7 +239,7 @@ export function cancelReassignment(
     : p.isr.filter((id) => ra.original.includes(id));
   if (isr.length === 0 || (p.leader !== NO_LEADER && !isr.some(live))) {
     return {
-      errorCode: REASSIGN_ERROR.INVALID_REQUEST,
+      errorCode: ErrorCode.INVALID_REQUEST,
       message: `${
         name(p)
       }: no original replica [${ra.original}] is in sync (ISR [${p.isr}]); cancelling now would leave no replica known to hold every committed record: let the move finish, or retry once an original replica has caught up`,
@@ -262,7 +253,7 @@ export function cancelReassignment(
     }
     if (leader === NO_LEADER) {
       return {
-        errorCode: REASSIGN_ERROR.INVALID_REQUEST,
+        errorCode: ErrorCode.INVALID_REQUEST,
         message: `${name(p)}: no live original replica is in sync; retry later`,
       };
     }

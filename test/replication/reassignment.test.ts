@@ -3,6 +3,7 @@
 // and the replica sets the rules refuse; plus the plan generator (reassign-plan.ts).
 import { describe, expect, test } from "bun:test";
 import { MetaError } from "../../src/meta/errors.ts";
+import { ErrorCode } from "../../src/protocol/kafka/error-codes.ts";
 import { changedPartition, type PartitionRow } from "../../src/meta/partition-rules.ts";
 import { parseRecord } from "../../src/meta/records.ts";
 import { partitionChangeRecord } from "../../src/replication/change-record.ts";
@@ -12,7 +13,6 @@ import {
   completion,
   type MovingPartition,
   progressOf,
-  REASSIGN_ERROR,
   reassignmentSteps,
   type Refusal,
   start,
@@ -130,24 +130,24 @@ describe("refusals", () => {
   test("bad targets, a different target while moving, a retried identical request is a no-op", () => {
     const p = part();
     const code = (c: unknown) => (c as Refusal).errorCode;
-    expect(code(submitReassignment(p, [], all))).toBe(REASSIGN_ERROR.INVALID_REPLICA_ASSIGNMENT);
+    expect(code(submitReassignment(p, [], all))).toBe(ErrorCode.INVALID_REPLICA_ASSIGNMENT);
     expect(code(submitReassignment(p, [2, 2], all))).toBe(
-      REASSIGN_ERROR.INVALID_REPLICA_ASSIGNMENT,
+      ErrorCode.INVALID_REPLICA_ASSIGNMENT,
     );
     expect(code(submitReassignment(p, [2, 9], all))).toBe(
-      REASSIGN_ERROR.INVALID_REPLICA_ASSIGNMENT,
+      ErrorCode.INVALID_REPLICA_ASSIGNMENT,
     );
     expect(submitReassignment(p, [1, 2, 3], all)).toBeNull();
     const moving = apply(p, submitReassignment(p, [2, 3, 4], all));
     expect(submitReassignment(moving, [2, 3, 4], all)).toBeNull();
     expect(code(submitReassignment(moving, [3, 4, 5], all))).toBe(
-      REASSIGN_ERROR.REASSIGNMENT_IN_PROGRESS,
+      ErrorCode.REASSIGNMENT_IN_PROGRESS,
     );
   });
 
   test("cancel of a finished (or never submitted) reassignment is refused with a clear message", () => {
     const c = cancelReassignment(part(), all) as Refusal;
-    expect(c.errorCode).toBe(REASSIGN_ERROR.NO_REASSIGNMENT_IN_PROGRESS);
+    expect(c.errorCode).toBe(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS);
     expect(c.message).toMatch(/no reassignment in progress \(finished or never submitted\)/);
   });
 
