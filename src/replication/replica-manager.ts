@@ -366,21 +366,31 @@ export class ReplicaManager implements ReplicationHooks {
       for (;;) {
         let budget = RESPONSE_MAX_BYTES;
         const results: ReplicaFetchResult[] = [];
-        const tail: Uint8Array[] = [];
+        const tails: Uint8Array[][] = [];
+        /** Partitions whose read stopped at PARTITION_MAX_BYTES with more to copy: where. */
+        const more: { i: number; next: number }[] = [];
         let any = false;
         let throttled = false;
         for (const q of wanted) {
-          const { result, records, held } = this.#serveOne(from, q, budget, mayJoin);
+          const { result, records, held, next } = this.#serveOne(from, q, budget, mayJoin);
           if (held) throttled = true;
+          if (next !== undefined) more.push({ i: results.length, next });
           results.push(result);
-          if (records !== undefined) {
-            tail.push(records);
-            budget -= records.length;
-          }
+          tails.push(records === undefined ? [] : [records]);
+          if (records !== undefined) budget -= records.length;
           if (result.errorCode !== 0 || result.bytes > 0 || result.diverging) any = true;
+        }
+        // What the partitions near their end left of the response goes to those far behind (a
+        // new replica copying a whole log, a follower back from a restart): one round trip then
+        // carries up to RESPONSE_MAX_BYTES of it instead of 1 MiB, while every partition still
+        // got its own 1 MiB first.
+        for (const { i, next } of more) {
+          if (budget <= 0) break;
+          budget -= this.#serveMore(wanted[i], next, results[i], tails[i], budget);
         }
         const left = deadline - performance.now();
         if (any || left <= 0 || this.#stopped || ended) {
+          const tail = tails.flat();
           this.stats.fetchesServed++;
           for (const t of tail) this.stats.bytesServed += t.length;
           return { body: { results }, tail };
@@ -416,7 +426,7 @@ export class ReplicaManager implements ReplicationHooks {
     q: ReplicaFetchPartition,
     budget: number,
     mayJoin: boolean,
-  ): { result: ReplicaFetchResult; records?: Uint8Array; held?: boolean } {
+  ): { result: ReplicaFetchResult; records?: Uint8Array; held?: boolean; next?: number } {
     const base: ReplicaFetchResult = {
       topicId: q.topicId,
       partition: q.partition,
@@ -482,7 +492,42 @@ export class ReplicaManager implements ReplicationHooks {
       this.#leaderThrottle.take(read.records.length, rate);
       this.stats.reassignBytesServed += read.records.length;
     }
-    return { result: { ...out, bytes: read.records.length }, records: read.records };
+    const result = { ...out, bytes: read.records.length };
+    // Unthrottled, stopped by the per-partition limit with more after it: `next` says where the
+    // rest of the response may go on (serve's second pass).
+    const more = rate === 0 && max === PARTITION_MAX_BYTES && read.records.length > 0 &&
+      read.nextOffset < log.logEndOffset();
+    return { result, records: read.records, next: more ? read.nextOffset : undefined };
+  }
+
+  /**
+   * A partition far behind gets more of the response: its records go on from `at` (where its
+   * first read stopped), up to `budget` bytes, segment by segment. Returns the bytes added.
+   */
+  #serveMore(
+    q: ReplicaFetchPartition,
+    at: number,
+    res: ReplicaFetchResult,
+    tail: Uint8Array[],
+    budget: number,
+  ): number {
+    const log = this.partitions.partition(q.topic, q.partition).log;
+    let added = 0;
+    while (added < budget && at < log.logEndOffset()) {
+      let read;
+      try {
+        read = log.read(at, budget - added, log.logEndOffset());
+      } catch {
+        break; // damage further on: the next fetch's first read meets it and says so
+      }
+      // Only whole batches within the budget (a first read may hand out one larger batch).
+      if (read.records.length === 0 || read.records.length > budget - added) break;
+      tail.push(read.records);
+      added += read.records.length;
+      at = read.nextOffset;
+    }
+    res.bytes += added;
+    return added;
   }
 
   /**
@@ -680,8 +725,11 @@ export class Fetcher {
           if (await this.mgr.applyFetched(r, x, records)) {
             const wait = this.mgr.copied(r, records.length);
             if (wait > 0) this.#backoff.set(r, performance.now() + wait);
-            // Report only synced bytes: sync before the next fetch says where we are.
-            synced.push(r.log.waitDurable(r.log.logEndOffset()).catch(() => {}));
+            // Report only synced bytes: sync before the next fetch says where we are. A replica
+            // with more to copy fetches on while its sync runs (a shared round: the next fetch
+            // reports whatever is durable by then): waiting added a sync to every round trip.
+            const sync = r.log.waitDurable(r.log.logEndOffset()).catch(() => {});
+            if (r.log.logEndOffset() >= x.logEndOffset) synced.push(sync);
           }
         } catch (e) {
           this.mgr.log.warn("could not apply replicated data", {

@@ -1,0 +1,236 @@
+// A replica far behind its leader (a reassignment's new replica copying a whole log, a follower
+// back from a restart) catches up in large steps: the leader gives it what the response has left
+// after every partition got its own share, and the follower fetches on while its last bytes sync,
+// waiting for the sync only once it has reached the leader's end (so what it reports as synced
+// stays true). Both halves, with a real log on the leader and fakes for the cluster.
+import { expect, test } from "bun:test";
+import { MemoryLogStore } from "../../src/storage/memory-store.ts";
+import { Fetcher, ReplicaManager } from "../../src/replication/replica-manager.ts";
+import { Replica } from "../../src/replication/replica.ts";
+import type { ReplicaFetchResult } from "../../src/replication/follower.ts";
+import { readI64 } from "../../src/protocol/record-batch.ts";
+import { batch, concat } from "../storage/helpers.ts";
+
+type Handler = (
+  from: number,
+  body: unknown,
+  tail: Uint8Array,
+) => Promise<{ body: { results: ReplicaFetchResult[] }; tail: Uint8Array[] }>;
+
+const silentLog = {
+  info() {},
+  warn() {},
+  debug() {},
+  error() {},
+  child() {
+    return silentLog;
+  },
+};
+
+async function leaderReplica(partition: number, batches: number, valueSize: number) {
+  const log = await new MemoryLogStore().openLog({ topic: "t", partition, topicId: "tid" });
+  const r = new Replica(
+    "t",
+    partition,
+    "tid",
+    log,
+    1,
+    {
+      leader: 1,
+      leaderEpoch: 3,
+      partitionEpoch: 5,
+      replicas: [1, 2],
+      isr: [1, 2],
+    },
+    1,
+    {
+      onHighWatermark: () => {},
+      propose: () => {},
+      lagTimeMaxMs: 10_000,
+      now: () => 0,
+      log: () => {},
+      debug: () => {},
+    },
+  );
+  for (let i = 0; i < batches; i++) {
+    log.append(batch({ count: 4, valueSize }), { leaderEpoch: 3 });
+    r.afterAppend();
+  }
+  return r;
+}
+
+function leaderManager(replicas: Replica[]) {
+  const handlers = new Map<string, Handler>();
+  const cluster = {
+    nodeId: 1,
+    handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
+    link: () => undefined,
+  };
+  const partitions = {
+    meta: { isUnfenced: () => true },
+    partitions: () => replicas,
+    has: (_t: string, p: number) => replicas.some((r) => r.partition === p),
+    partition: (_t: string, p: number) => replicas.find((r) => r.partition === p)!,
+  };
+  type Args = ConstructorParameters<typeof ReplicaManager>;
+  const m = new ReplicaManager(
+    partitions as unknown as Args[0],
+    cluster as unknown as Args[1],
+    silentLog as unknown as Args[2],
+    () => Promise.resolve(null),
+  );
+  m.start();
+  return { m, serve: handlers.get("replicaFetch")! };
+}
+
+const ask = (partition: number, fetchOffset: number) => ({
+  topicId: "tid",
+  topic: "t",
+  partition,
+  currentLeaderEpoch: 3,
+  fetchOffset,
+  lastFetchedEpoch: fetchOffset === 0 ? -1 : 3,
+  durableEnd: fetchOffset,
+  logStartOffset: 0,
+});
+
+/** Base offsets of the batches in `bytes`, in order. */
+function baseOffsets(bytes: Uint8Array): number[] {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: number[] = [];
+  for (let p = 0; p < bytes.length; p += 12 + v.getInt32(p + 8)) out.push(readI64(v, p));
+  return out;
+}
+
+test("leader: a follower far behind gets the rest of the response, after every partition's share", async () => {
+  // Partition 0 is near its end (one small batch to copy); partition 1 holds 12 MiB (192
+  // batches of 64 KiB) and its follower has none of it.
+  const near = await leaderReplica(0, 2, 100);
+  const far = await leaderReplica(1, 192, 16 * 1024);
+  const { m, serve } = leaderManager([near, far]);
+  try {
+    const a = await serve(
+      2,
+      { maxWaitMs: 0, partitions: [ask(0, 4), ask(1, 0)] },
+      new Uint8Array(),
+    );
+    const [r0, r1] = a.body.results;
+    expect(r0.errorCode).toBe(0);
+    expect(r0.bytes).toBeGreaterThan(0); // its share first
+    const tail = concat(...a.tail);
+    expect(tail.length).toBe(r0.bytes + r1.bytes);
+    expect(baseOffsets(tail.subarray(0, r0.bytes))).toEqual([4]);
+    // Far more than the 1 MiB per partition, within the 8 MiB response, whole batches from
+    // offset 0 on without a gap (one record set, as the follower appends it).
+    const offs = baseOffsets(tail.subarray(r0.bytes));
+    expect(r1.bytes).toBeGreaterThan(6 * 2 ** 20);
+    expect(r1.bytes + r0.bytes).toBeLessThanOrEqual(8 * 2 ** 20);
+    expect(offs).toEqual(offs.map((_, i) => i * 4));
+    // Near its end, the same follower gets what is left: the last 12 batches, whole.
+    const b = await serve(2, { maxWaitMs: 0, partitions: [ask(1, 4 * 180)] }, new Uint8Array());
+    const rest = concat(...b.tail);
+    expect(b.body.results[0].bytes).toBe(rest.length);
+    expect(baseOffsets(rest)).toEqual(Array.from({ length: 12 }, (_, i) => 4 * (180 + i)));
+  } finally {
+    m.stop();
+  }
+});
+
+test("leader: a throttled copy gets no more than its share", async () => {
+  const far = await leaderReplica(0, 64, 16 * 1024);
+  far.reassignment = {
+    target: [1, 2],
+    original: [1],
+    originalLeader: 1,
+    started: true,
+    throttle: 0,
+  };
+  far.isr = [1];
+  const { m, serve } = leaderManager([far]);
+  try {
+    m.defaultReassignThrottle = 100 * 2 ** 20; // a high rate: the bucket, not the rate, limits
+    const a = await serve(2, { maxWaitMs: 0, partitions: [ask(0, 0)] }, new Uint8Array());
+    expect(a.body.results[0].bytes).toBeLessThanOrEqual(2 ** 20);
+  } finally {
+    m.stop();
+  }
+});
+
+/**
+ * A follower's replica whose fetches come from a fake leader `leaderEnd` offsets ahead: each
+ * answer brings 10 offsets. Syncs finish only when the test says so.
+ */
+function followerSetup(leaderEnd: number) {
+  let end = 0;
+  let durable = 0;
+  const syncs: (() => void)[] = [];
+  const r = {
+    isLeader: false,
+    leader: 1,
+    leaderEpoch: 3,
+    topicId: "tid",
+    topic: "t",
+    partition: 0,
+    log: {
+      logEndOffset: () => end,
+      latestEpoch: () => 3,
+      durableEndOffset: () => durable,
+      logStartOffset: () => 0,
+      waitDurable: (o: number) =>
+        new Promise<void>((resolve) =>
+          syncs.push(() => {
+            durable = Math.max(durable, o);
+            resolve();
+          })
+        ),
+    },
+  } as unknown as Replica;
+  const fetched: number[] = [];
+  const link = {
+    call(_method: string, body: { partitions: { fetchOffset: number }[] }) {
+      fetched.push(body.partitions[0].fetchOffset);
+      const n = Math.min(10, leaderEnd - end);
+      const res = {
+        topicId: "tid",
+        partition: 0,
+        errorCode: 0,
+        highWatermark: leaderEnd,
+        logStartOffset: 0,
+        logEndOffset: leaderEnd,
+        bytes: n,
+      };
+      const answer = { body: { results: [res] }, tail: new Uint8Array(n) };
+      // Nothing new: the leader parks the fetch (an immediate answer would spin the loop).
+      return n > 0 ? Promise.resolve(answer) : Bun.sleep(10).then(() => answer);
+    },
+    close() {},
+  };
+  const mgr = {
+    stats: { fetchesSent: 0 },
+    leaving: false,
+    log: silentLog,
+    applyFetched: (_r: Replica, res: ReplicaFetchResult) => {
+      end += res.bytes;
+      return Promise.resolve(res.bytes > 0);
+    },
+    copied: () => 0,
+  };
+  type Args = ConstructorParameters<typeof Fetcher>;
+  const f = new Fetcher(1, link as unknown as Args[1], mgr as unknown as Args[2]);
+  f.set([r]);
+  return { f, fetched, syncs, end: () => end };
+}
+
+test("follower: fetches on while behind without waiting for syncs; waits once at the leader's end", async () => {
+  const { f, fetched, syncs, end } = followerSetup(100);
+  f.start();
+  await Bun.sleep(30);
+  // Ten answers of 10 offsets each went by without a sync finishing; the tenth reached the
+  // leader's end, and the next fetch waits for its sync (it will report the synced end).
+  expect(end()).toBe(100);
+  expect(fetched).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  for (const s of syncs.splice(0)) s();
+  await Bun.sleep(5);
+  f.stop();
+  expect(fetched.at(10)).toBe(100);
+});
