@@ -114,6 +114,107 @@ describe("Replica", () => {
     expect(proposals.at(-1)?.isr).toEqual([1, 2]);
   });
 
+  test("a single copy being moved answers acks=all at once until a new replica is proposed", async () => {
+    const { r, log, proposals } = await replica({ replicas: [1], isr: [1] });
+    const append = (n: number) => {
+      log.append(batch({ count: n }), { leaderEpoch: 3 });
+      r.afterAppend();
+    };
+    append(300);
+    // The disk syncs only when the test says so.
+    let durable = 0;
+    const syncs: (() => void)[] = [];
+    log.durableEndOffset = () => durable;
+    log.waitDurable = () => new Promise<void>((resolve) => syncs.push(resolve));
+    const sync = () => {
+      durable = log.logEndOffset();
+      for (const s of syncs.splice(0)) s();
+    };
+    const reassignment = {
+      target: [2],
+      original: [1],
+      originalLeader: 1,
+      started: true,
+      throttle: 0,
+    };
+    r.update({
+      leader: 1,
+      leaderEpoch: 3,
+      partitionEpoch: 6,
+      replicas: [1, 2],
+      isr: [1],
+      reassignment,
+    }, 1);
+    append(100);
+    // RF 1 while 2 copies: answered without the leader's sync, as before the move.
+    await r.waitCommitted(399);
+    expect(r.highWatermark()).toBe(400);
+    r.onFollowerFetch(2, 200, 200);
+    expect(proposals).toEqual([]); // half copied: not proposed
+    append(50);
+    await r.waitCommitted(449);
+    r.onFollowerFetch(2, 450, 450); // all of it: proposed, and from now on it counts
+    expect(proposals.at(-1)?.isr).toEqual([1, 2]);
+    append(50);
+    let done = false;
+    const w = r.waitCommitted(499).then(() => (done = true));
+    await settle();
+    expect(done).toBe(false); // neither 2's copy nor the leader's sync has it
+    expect(r.highWatermark()).toBe(450); // and what readers saw does not go back
+    r.onFollowerFetch(2, 500, 500);
+    await settle();
+    expect(done).toBe(false); // the leader's own sync is still missing
+    sync();
+    await w;
+    expect(r.highWatermark()).toBe(500);
+    // The proposal is committed: the ISR is [1, 2] and both copies count.
+    r.update({
+      leader: 1,
+      leaderEpoch: 3,
+      partitionEpoch: 7,
+      replicas: [1, 2],
+      isr: [1, 2],
+      reassignment,
+    }, 1);
+    append(10);
+    expect(r.highWatermark()).toBe(500);
+  });
+
+  test("a single copy being moved whose new replica is refused answers its waiting writes", async () => {
+    const { r, log, proposals } = await replica({ replicas: [1], isr: [1] });
+    log.durableEndOffset = () => 0;
+    log.waitDurable = () => new Promise<void>(() => {}); // the disk never syncs here
+    const reassignment = {
+      target: [2],
+      original: [1],
+      originalLeader: 1,
+      started: true,
+      throttle: 0,
+    };
+    r.update({
+      leader: 1,
+      leaderEpoch: 3,
+      partitionEpoch: 6,
+      replicas: [1, 2],
+      isr: [1],
+      reassignment,
+    }, 1);
+    log.append(batch({ count: 10 }), { leaderEpoch: 3 });
+    r.afterAppend();
+    r.onFollowerFetch(2, 10, 10);
+    const p = proposals.at(-1)!;
+    expect(p.isr).toEqual([1, 2]);
+    log.append(batch({ count: 10 }), { leaderEpoch: 3 });
+    r.afterAppend();
+    let done = false;
+    const w = r.waitCommitted(19).then(() => (done = true));
+    await settle();
+    expect(done).toBe(false); // waits for 2's copy while 2 is proposed
+    r.proposalRefused(107, p); // INELIGIBLE_REPLICA: 2 is not added
+    await w; // one copy again: answered as a single copy's writes are
+    expect(r.highWatermark()).toBe(20);
+  });
+
   test("a new leader epoch naming another broker fails waiting acks=all writes at once", async () => {
     const { r, log } = await replica();
     log.append(batch(), { leaderEpoch: 3 });
