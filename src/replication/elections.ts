@@ -4,6 +4,7 @@
 // appends them as PartitionChanged records, each carrying the partition epoch it was computed
 // from, so a change computed from a stale view is refused when applied (metadata apply.ts).
 import type { ReassignmentState } from "../meta/records.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { planted } from "./planted.ts";
 
 export interface PartitionView {
@@ -218,15 +219,6 @@ export function preferredElections(
   return out;
 }
 
-/** Kafka error codes a refused ISR change answers with. */
-export const ISR_REFUSAL = {
-  FENCED_LEADER_EPOCH: 74,
-  NOT_LEADER_OR_FOLLOWER: 6,
-  INVALID_UPDATE_VERSION: 108,
-  INELIGIBLE_REPLICA: 107,
-  INVALID_REQUEST: 42,
-} as const;
-
 /**
  * A leader asks to change its ISR (AlterPartition). Accepted only from the current leader in the
  * current leader epoch and partition epoch, within the replicas, keeping the leader, and adding
@@ -239,13 +231,13 @@ export function checkIsrChange(
 ): PartitionChange | { errorCode: number; message: string } {
   if (req.from !== p.leader) {
     return {
-      errorCode: ISR_REFUSAL.NOT_LEADER_OR_FOLLOWER,
+      errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
       message: `broker ${req.from} does not lead`,
     };
   }
   if (req.leaderEpoch !== p.leaderEpoch) {
     return {
-      errorCode: ISR_REFUSAL.FENCED_LEADER_EPOCH,
+      errorCode: ErrorCode.FENCED_LEADER_EPOCH,
       message: `leader epoch ${req.leaderEpoch} is not ${p.leaderEpoch}`,
     };
   }
@@ -254,7 +246,7 @@ export function checkIsrChange(
     !(planted.size !== 0 && planted.has("isr-change-ignores-partition-epoch"))
   ) {
     return {
-      errorCode: ISR_REFUSAL.INVALID_UPDATE_VERSION,
+      errorCode: ErrorCode.INVALID_UPDATE_VERSION,
       message: `partition epoch ${req.partitionEpoch} is not ${p.partitionEpoch}`,
     };
   }
@@ -262,12 +254,12 @@ export function checkIsrChange(
     req.isr.length === 0 || new Set(req.isr).size !== req.isr.length ||
     !req.isr.includes(p.leader) || req.isr.some((id) => !p.replicas.includes(id))
   ) {
-    return { errorCode: ISR_REFUSAL.INVALID_REQUEST, message: `bad ISR [${req.isr}]` };
+    return { errorCode: ErrorCode.INVALID_REQUEST, message: `bad ISR [${req.isr}]` };
   }
   const added = req.isr.filter((id) => !p.isr.includes(id));
   if (added.some((id) => !live(id))) {
     return {
-      errorCode: ISR_REFUSAL.INELIGIBLE_REPLICA,
+      errorCode: ErrorCode.INELIGIBLE_REPLICA,
       message: `a fenced broker cannot join the ISR`,
     };
   }

@@ -9,7 +9,7 @@
 //   from the controller can never complete acks=all on its own;
 // - the high watermark never goes back while this broker leads in this epoch;
 // - one ISR change in flight at a time, carrying the partition epoch it was computed from.
-import { ISR_REFUSAL } from "./elections.ts";
+import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { isrDurableMin, maximalIsr } from "./hw.ts";
 import { planted } from "./planted.ts";
 
@@ -236,8 +236,8 @@ export class LeaderCore {
     if (p === null || (proposal !== undefined && proposal !== p)) return;
     const added = p.isr.filter((id) => !this.isr.includes(id));
     // Refusals that prove the controller applied no copy of it.
-    const notApplied = errorCode === ISR_REFUSAL.INELIGIBLE_REPLICA ||
-      errorCode === ISR_REFUSAL.INVALID_REQUEST ||
+    const notApplied = errorCode === ErrorCode.INELIGIBLE_REPLICA ||
+      errorCode === ErrorCode.INVALID_REQUEST ||
       (planted.size !== 0 && planted.has("refusal-forgets-addition"));
     if (added.length > 0 && !notApplied) return;
     for (const id of added) {

@@ -1,9 +1,9 @@
 // Controller decisions (src/replication/elections.ts): who leads, who stays in the ISR, and which
 // ISR changes a leader may make.
 import { describe, expect, test } from "bun:test";
+import { ErrorCode } from "../../src/protocol/kafka/error-codes.ts";
 import {
   checkIsrChange,
-  ISR_REFUSAL,
   NO_LEADER,
   onFenced,
   onShutdown,
@@ -203,35 +203,35 @@ describe("checkIsrChange", () => {
 
   test("refuses a non-leader", () => {
     expect(code(checkIsrChange(part(), req({ from: 2 }), live))).toBe(
-      ISR_REFUSAL.NOT_LEADER_OR_FOLLOWER,
+      ErrorCode.NOT_LEADER_OR_FOLLOWER,
     );
   });
 
   test("refuses a stale (or future) leader epoch", () => {
     expect(code(checkIsrChange(part(), req({ leaderEpoch: 3 }), live))).toBe(
-      ISR_REFUSAL.FENCED_LEADER_EPOCH,
+      ErrorCode.FENCED_LEADER_EPOCH,
     );
     expect(code(checkIsrChange(part(), req({ leaderEpoch: 5 }), live))).toBe(
-      ISR_REFUSAL.FENCED_LEADER_EPOCH,
+      ErrorCode.FENCED_LEADER_EPOCH,
     );
   });
 
   test("refuses a stale partition epoch", () => {
     expect(code(checkIsrChange(part(), req({ partitionEpoch: 8 }), live))).toBe(
-      ISR_REFUSAL.INVALID_UPDATE_VERSION,
+      ErrorCode.INVALID_UPDATE_VERSION,
     );
   });
 
   test("refuses a malformed ISR", () => {
     for (const isr of [[], [1, 1], [2, 3], [1, 4]]) {
-      expect(code(checkIsrChange(part(), req({ isr }), live))).toBe(ISR_REFUSAL.INVALID_REQUEST);
+      expect(code(checkIsrChange(part(), req({ isr }), live))).toBe(ErrorCode.INVALID_REQUEST);
     }
   });
 
   test("refuses adding a fenced broker; removing one is fine", () => {
     const p = part({ isr: [1, 2] });
     expect(code(checkIsrChange(p, req({ isr: [1, 2, 3] }), liveSet(1, 2)))).toBe(
-      ISR_REFUSAL.INELIGIBLE_REPLICA,
+      ErrorCode.INELIGIBLE_REPLICA,
     );
     expect(code(checkIsrChange(p, req({ isr: [1] }), liveSet(1)))).toBe(0);
   });

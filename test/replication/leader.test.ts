@@ -1,7 +1,7 @@
 // LeaderCore (src/replication/leader.ts): follower positions, the maximal ISR, the lag rule and a
 // high watermark that only counts durable bytes and never goes back.
 import { describe, expect, test } from "bun:test";
-import { ISR_REFUSAL } from "../../src/replication/elections.ts";
+import { ErrorCode } from "../../src/protocol/kafka/error-codes.ts";
 import {
   JOIN_RETRY_MS,
   LeaderCore,
@@ -148,7 +148,7 @@ describe("maximal ISR", () => {
     expect(c.onFetch(3, 10, 10, 1).proposal).toBeUndefined();
     expect(c.tick(PROPOSAL_RETRY_MS - 1)).toBeUndefined();
     expect(c.tick(PROPOSAL_RETRY_MS)).toBe(p);
-    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA, undefined, PROPOSAL_RETRY_MS);
+    c.onProposalRefused(ErrorCode.INELIGIBLE_REPLICA, undefined, PROPOSAL_RETRY_MS);
     expect(c.pending).toBeNull();
     // Not asked again on the very next fetch (each ask counts 3 for the HW until answered)…
     expect(c.onFetch(3, 10, 10, PROPOSAL_RETRY_MS + 1).proposal).toBeUndefined();
@@ -181,7 +181,7 @@ describe("maximal ISR", () => {
     // stale once the first copy committed; dropping the addition let the HW pass what the
     // added replica held, which the controller then elected.
     for (
-      const code of [undefined, ISR_REFUSAL.INVALID_UPDATE_VERSION, ISR_REFUSAL.FENCED_LEADER_EPOCH]
+      const code of [undefined, ErrorCode.INVALID_UPDATE_VERSION, ErrorCode.FENCED_LEADER_EPOCH]
     ) {
       const c = core({ isr: [1, 2] });
       c.onLocal(10, 10);
@@ -210,9 +210,9 @@ describe("maximal ISR", () => {
     const second = c.tick(LAG + 1)!; // 2 fell behind: a removal is pending now
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
-    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA, first);
+    c.onProposalRefused(ErrorCode.INELIGIBLE_REPLICA, first);
     expect(c.pending).toBe(second);
-    c.onProposalRefused(ISR_REFUSAL.INELIGIBLE_REPLICA, second);
+    c.onProposalRefused(ErrorCode.INELIGIBLE_REPLICA, second);
     expect(c.pending).toBeNull();
   });
 
@@ -221,7 +221,7 @@ describe("maximal ISR", () => {
     c.onLocal(10, 10);
     c.onFetch(2, 10, 10, LAG);
     expect(c.tick(LAG + 1)?.isr).toEqual([1, 2]);
-    c.onProposalRefused(ISR_REFUSAL.INVALID_UPDATE_VERSION);
+    c.onProposalRefused(ErrorCode.INVALID_UPDATE_VERSION);
     expect(c.pending).toBeNull();
   });
 
