@@ -9,7 +9,8 @@ import { type DataDirLock, lockDataDir } from "./datadir-lock.ts";
 import { createHttpApp, HTTP_BODY_LIMIT, HTTP_QUEUED_BODY_LIMIT } from "./http/app.ts";
 import type { ClientEnv } from "./http/acl.ts";
 import { warnIfExposed } from "./http/auth.ts";
-import { type KafkaSecurity, kafkaSecurity, SecurityConfigError } from "./kafka/security.ts";
+import { type KafkaSecurity, kafkaSecurity, pem, SecurityConfigError } from "./kafka/security.ts";
+import { ClusterTls } from "./cluster/tls.ts";
 import { Metrics } from "./core/metrics.ts";
 import { buildInfo, processFamilies } from "./core/process-metrics.ts";
 import { advertisedHost, isWildcard } from "./advertise.ts";
@@ -140,6 +141,21 @@ function checkMetaDb(dataDir: string, log: Logger): void {
 }
 
 /** The limits of the front doors, with defaults for a config built without them. */
+/** The cluster port's TLS from --cluster-tls-* (files read now; a bad one stops the start). */
+function clusterTlsOf(cfg: BrokerConfig): ClusterTls | undefined {
+  if (cfg.clusterTlsCert === undefined || cfg.clusterTlsKey === undefined) return undefined;
+  try {
+    return new ClusterTls({
+      cert: pem(cfg.clusterTlsCert, "--cluster-tls-cert", /CERTIFICATE/),
+      key: pem(cfg.clusterTlsKey, "--cluster-tls-key", /PRIVATE KEY/),
+      ...(cfg.clusterTlsCa ? { ca: pem(cfg.clusterTlsCa, "--cluster-tls-ca", /CERTIFICATE/) } : {}),
+    });
+  } catch (e) {
+    if (e instanceof SecurityConfigError) throw new StartupError(e.message);
+    throw new StartupError(`--cluster-tls-cert/--cluster-tls-key: ${(e as Error).message}`);
+  }
+}
+
 function frontDoorLimits(cfg: BrokerConfig) {
   const httpMaxBody = cfg.httpMaxBodyBytes ?? HTTP_BODY_LIMIT;
   const wanted = cfg.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
@@ -185,6 +201,15 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     const ifaces = networkInterfaces();
     const kafkaHost = advertisedHost(cfg.advertiseHost, cfg.kafkaAddr.host, ifaces);
     checkMetaDb(cfg.dataDir, log);
+    const clusterTls = clusterTlsOf(cfg);
+    if (clusterTls === undefined && cfg.kafkaTlsCert !== undefined) {
+      log.warn(
+        "the Kafka listener speaks TLS but the cluster port does not: records, metadata and " +
+          "gossip between brokers cross the network in clear text; add --cluster-tls-cert, " +
+          "--cluster-tls-key and --cluster-tls-ca (docs/security.md)",
+        {},
+      );
+    }
     // The cluster port binds first: a joiner learns its cluster id (and maybe node id) there
     // before the metadata opens, and the metadata log is the Raft log it runs.
     const cluster = await ClusterService.start({
@@ -199,6 +224,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       nodeId: cfg.nodeId,
       voters: cfg.voters ?? 3,
       log: log.child({ component: "cluster" }),
+      tls: clusterTls,
     });
     cleanups.push(() => cluster.close());
     let meta: MetadataStore;
@@ -525,6 +551,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       kafka: `${cfg.kafkaAddr.host}:${kafka.port}`,
       kafka_security_protocol: security.protocol,
       cluster: `${cfg.clusterAddr.host}:${cluster.port}`,
+      cluster_tls: clusterTls === undefined ? "off" : clusterTls.mutual ? "mutual" : "on",
       ...(metricsServer ? { metrics: `${cfg.metricsAddr!.host}:${metricsServer.port}` } : {}),
       // What clients are told, and why: a wrong one shows up as clients that bootstrap, then hang.
       advertised_kafka: `${kafkaAddr.host}:${kafkaAddr.port}`,

@@ -59,6 +59,11 @@ export interface BrokerConfig {
   kafkaTlsKey: string | undefined;
   /** PEM file of the CA whose client certificates the Kafka listener requires. */
   kafkaTlsCa: string | undefined;
+  /** PEM files of the cluster port's TLS certificate chain and key (both or neither). */
+  clusterTlsCert: string | undefined;
+  clusterTlsKey: string | undefined;
+  /** PEM file of the CA peers' certificates must be signed by (mutual TLS). */
+  clusterTlsCa: string | undefined;
   /** Whether Kafka clients must authenticate with SASL (Kafka's SASL_PLAINTEXT/SASL_SSL). */
   kafkaSasl: "none" | "required";
   /** sasl.enabled.mechanisms */
@@ -490,6 +495,32 @@ export const OPTIONS: OptionSpec[] = [
     parse: readableFile,
   },
   {
+    flag: "cluster-tls-cert",
+    key: "clusterTlsCert",
+    arg: "FILE",
+    default: undefined,
+    help: "PEM certificate chain: the cluster port speaks TLS only, in and out, gossip " +
+      "included (with --cluster-tls-key; every broker of the cluster alike)",
+    parse: readableFile,
+  },
+  {
+    flag: "cluster-tls-key",
+    key: "clusterTlsKey",
+    arg: "FILE",
+    default: undefined,
+    help: "PEM private key of --cluster-tls-cert",
+    parse: readableFile,
+  },
+  {
+    flag: "cluster-tls-ca",
+    key: "clusterTlsCa",
+    arg: "FILE",
+    default: undefined,
+    help: "PEM CA certificate(s): mutual TLS, peers' certificates (both ways) must be signed by " +
+      "one; without it a peer's certificate is checked against the system's roots",
+    parse: readableFile,
+  },
+  {
     flag: "kafka-sasl",
     key: "kafkaSasl",
     arg: "none|required",
@@ -767,6 +798,12 @@ function checkListenerSecurity(
   }
   if (out.kafkaTlsCa !== undefined && out.kafkaTlsCert === undefined) {
     throw new ConfigError("--kafka-tls-ca needs --kafka-tls-cert and --kafka-tls-key");
+  }
+  if ((out.clusterTlsCert === undefined) !== (out.clusterTlsKey === undefined)) {
+    throw new ConfigError("--cluster-tls-cert and --cluster-tls-key go together: give both");
+  }
+  if (out.clusterTlsCa !== undefined && out.clusterTlsCert === undefined) {
+    throw new ConfigError("--cluster-tls-ca needs --cluster-tls-cert and --cluster-tls-key");
   }
   const file = out.httpTokenFile as string | undefined;
   if (file === undefined) return;

@@ -36,6 +36,23 @@ describe("listener security flags", () => {
       .toThrow(/--kafka-tls-cert: cannot read .*nope\.pem/);
   });
 
+  test("cluster TLS: files in pairs, a CA needs them, also from the environment", () => {
+    const c = parse([
+      "--cluster-tls-cert",
+      cert,
+      "--cluster-tls-key",
+      key,
+      "--cluster-tls-ca",
+      cert,
+    ]);
+    expect([c.clusterTlsCert, c.clusterTlsKey, c.clusterTlsCa]).toEqual([cert, key, cert]);
+    expect(parse([], { BROKER_CLUSTER_TLS_CERT: cert, BROKER_CLUSTER_TLS_KEY: key }).clusterTlsKey)
+      .toBe(key);
+    expect(parse([]).clusterTlsCert).toBeUndefined();
+    expect(() => parse(["--cluster-tls-key", key])).toThrow(/go together/);
+    expect(() => parse(["--cluster-tls-ca", cert])).toThrow(/needs --cluster-tls-cert/);
+  });
+
   test("SASL: none or required; mechanisms from the list, deduplicated", () => {
     expect(parse(["--kafka-sasl", "required"]).kafkaSasl).toBe("required");
     expect(() => parse(["--kafka-sasl", "optional"])).toThrow(ConfigError);

@@ -44,6 +44,7 @@ import {
   splitAddr,
 } from "./transport.ts";
 import { PeerLink } from "./peer-link.ts";
+import type { ClusterTls } from "./tls.ts";
 
 /**
  * Redirects a leader-only request follows: joiner → seed → leader, or → stale leader → new
@@ -147,6 +148,8 @@ export interface ClusterServiceOptions {
    * new cluster instead of generating one. Either way it is kept in the data dir.
    */
   joinToken?: string;
+  /** --cluster-tls-*: the cluster port speaks TLS only, in and out (tls.ts). */
+  tls?: ClusterTls;
 }
 
 export interface MemberStatus {
@@ -289,7 +292,7 @@ export class ClusterService {
   static async start(o: ClusterServiceOptions): Promise<ClusterService> {
     let net: ClusterNet;
     try {
-      net = await ClusterNet.bind(o.listen.host, o.listen.port);
+      net = await ClusterNet.bind(o.listen.host, o.listen.port, o.tls);
     } catch (e) {
       throw new ClusterError(
         `cannot listen for cluster traffic on ${formatAddr(o.listen.host, o.listen.port)}: ${
@@ -334,6 +337,7 @@ export class ClusterService {
       const nodeId = o.nodeId ?? recorded?.nodeId;
       const answer = await ClusterService.#handshake(key, seed, nodeId, address, {
         timeoutMs: recorded ? 5000 : (o.joinTimeoutMs ?? 30_000),
+        tls: o.tls,
       });
       if (answer === undefined) {
         if (recorded === undefined) throw new ClusterError(`cannot join through ${seed}`);
@@ -371,7 +375,7 @@ export class ClusterService {
     seed: string,
     nodeId: number | undefined,
     addr: string,
-    { timeoutMs }: { timeoutMs: number },
+    { timeoutMs, tls }: { timeoutMs: number; tls: ClusterTls | undefined },
   ): Promise<{ clusterId: string; nodeId: number; peers: [number, string][] } | undefined> {
     const deadline = now() + timeoutMs;
     for (;;) {
@@ -388,6 +392,7 @@ export class ClusterService {
             nodeId: null,
             addr: null,
             session: "request",
+            tls,
           },
         );
         const o = r as Record<string, unknown>;

@@ -4,7 +4,8 @@
 // may overlap; a lost connection fails the calls in flight and the next call reconnects.
 // Every connection starts with the cluster handshake (transport.ts): calls wait for it, and a
 // peer that cannot prove the cluster's token (or proves another node id) gets nothing.
-import { createConnection, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { dialCluster } from "./tls.ts";
 import {
   AuthError,
   callFramePieces,
@@ -102,18 +103,17 @@ export class PeerLink {
     const auth = this.auth();
     const a = splitAddr(this.#addr);
     if (a === undefined || auth === undefined) return undefined;
-    const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
+    const hs = new ClientHandshake({ ...auth, session: "peer" });
+    const sock = dialCluster(a.host, a.port, auth.tls, () => sock.write(hs.hello()));
     this.#sock = sock;
     const queued: Uint8Array[] = [];
     this.#queued = queued;
-    const hs = new ClientHandshake({ ...auth, session: "peer" });
     let authed = false;
     const timer = setTimeout(() => {
       if (this.#sock === sock) this.#drop(new RequestError(`no handshake with ${this.#addr}`));
     }, HANDSHAKE_TIMEOUT_MS);
     const decoder = new FrameDecoder();
     sock.on("error", () => {});
-    sock.on("connect", () => sock.write(hs.hello()));
     sock.on("close", () => {
       clearTimeout(timer);
       if (this.#sock === sock) this.#drop(new RequestError(`connection to ${this.#addr} closed`));

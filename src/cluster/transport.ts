@@ -8,8 +8,9 @@
 // connection then speaks only as the node id it proved. Every SWIM datagram carries a MAC and a
 // counter checked against a replay window (wrapSwim / unwrapSwim). docs/security.md.
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { ClusterKey, isNonce, MAC_BYTES, newNonce, ReplayWindow, SwimCounter } from "./auth.ts";
+import { type ClusterTls, dialCluster } from "./tls.ts";
 
 export const FRAME_VERSION = 1;
 /** Large enough for a snapshot of a big metadata image; a bigger length closes the socket. */
@@ -270,7 +271,7 @@ export function unwrapSwim(b: Uint8Array): SwimEnvelope | undefined {
 }
 
 /** How a client proves itself: a ClientAuth, or just the token (operators' tools, tests). */
-export type RequestAuth = ClientAuth | { token: string };
+export type RequestAuth = ClientAuth | { token: string; tls?: ClusterTls };
 
 /**
  * One request to a broker's cluster port on its own short-lived connection, after the handshake
@@ -293,12 +294,13 @@ export function clusterRequest(
       nodeId: null,
       addr: null,
       session: "request",
+      tls: auth.tls,
     }
     : auth;
   return new Promise((resolve, reject) => {
-    const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
-    const decoder = new FrameDecoder();
     const hs = new ClientHandshake({ ...ca, session: "request" });
+    const sock = dialCluster(a.host, a.port, ca.tls, () => sock.write(hs.hello()));
+    const decoder = new FrameDecoder();
     let authed = false;
     let done = false;
     const finish = (err: Error | undefined, v?: unknown) => {
@@ -315,7 +317,6 @@ export function clusterRequest(
     );
     sock.on("error", (e) => finish(new RequestError(`${method} to ${addr}: ${e.message}`)));
     sock.on("close", () => finish(new RequestError(`${method} to ${addr}: connection closed`)));
-    sock.on("connect", () => sock.write(hs.hello()));
     sock.on("data", (chunk: Buffer) => {
       try {
         for (const f of decoder.push(new Uint8Array(chunk))) {
@@ -477,6 +478,8 @@ export interface ClientAuth {
   session: "peer" | "request";
   /** The node id we mean to reach, when known: a server proving another id is refused. */
   expectNodeId?: number;
+  /** The cluster port speaks TLS (--cluster-tls-*): connections are made with it. */
+  tls?: ClusterTls;
 }
 
 /** The server of a connection, as its welcome proved it. */
@@ -668,11 +671,17 @@ export class ClusterNet {
   #handshaking = 0;
   readonly #handshakingFrom = new Map<string, number>();
   #closed = false;
+  /**
+   * --cluster-tls-*: every TCP connection is TLS, and gossip goes over TCP (TLS) only: UDP
+   * datagrams are neither sent nor read, so nothing between brokers is in clear text.
+   */
+  readonly #tls: ClusterTls | undefined;
 
-  private constructor(server: Server, udp: UdpSocket, port: number) {
+  private constructor(server: Server, udp: UdpSocket, port: number, tls: ClusterTls | undefined) {
     this.#server = server;
     this.#udp = udp;
     this.port = port;
+    this.#tls = tls;
     server.on("connection", (s) => this.#accept(s));
     udp.on("message", (msg) => this.#datagram(new Uint8Array(msg)));
     udp.on("error", () => {/* a bad datagram or ICMP error: gossip copes with loss */});
@@ -682,7 +691,7 @@ export class ClusterNet {
    * Binds TCP on host:port and UDP on the same port number. With port 0 the kernel picks the
    * TCP port; if UDP cannot have the same number, both are retried a few times.
    */
-  static async bind(host: string, port: number): Promise<ClusterNet> {
+  static async bind(host: string, port: number, tls?: ClusterTls): Promise<ClusterNet> {
     let lastErr: unknown;
     for (let attempt = 0; attempt < (port === 0 ? 10 : 1); attempt++) {
       const server = createServer({ noDelay: true });
@@ -703,7 +712,7 @@ export class ClusterNet {
           udp.once("error", reject);
           udp.bind(bound, host, () => resolve());
         });
-        return new ClusterNet(server, udp, bound);
+        return new ClusterNet(server, udp, bound, tls);
       } catch (e) {
         lastErr = e;
         udp.close();
@@ -735,7 +744,7 @@ export class ClusterNet {
     const me = this.#hello;
     if (me === undefined || this.#key === undefined || this.#closed) return;
     const env = wrapSwim(this.#key, me.clusterId, me.addr, me.nodeId, this.#counter.next(), swim);
-    if (env.length <= MAX_DATAGRAM_BYTES) {
+    if (env.length <= MAX_DATAGRAM_BYTES && this.#tls === undefined) {
       const a = splitAddr(addr);
       if (a === undefined) return;
       try {
@@ -766,6 +775,7 @@ export class ClusterNet {
       addr: me.addr,
       session: "request",
       expectNodeId,
+      tls: this.#tls,
     });
   }
 
@@ -780,6 +790,7 @@ export class ClusterNet {
       addr: me.addr,
       session: "peer",
       expectNodeId,
+      tls: this.#tls,
     };
   }
 
@@ -804,7 +815,8 @@ export class ClusterNet {
       if (failed !== undefined && performance.now() - failed < RECONNECT_BACKOFF_MS) return;
       const a = splitAddr(addr);
       if (a === undefined) return;
-      const sock = createConnection({ host: a.host, port: a.port, noDelay: true });
+      const hs = new ClientHandshake(auth);
+      const sock = dialCluster(a.host, a.port, auth.tls, () => sock.write(hs.hello()));
       const out: Outbound = {
         sock,
         connected: false,
@@ -814,7 +826,6 @@ export class ClusterNet {
       };
       o = out;
       this.#out.set(addr, out);
-      const hs = new ClientHandshake(auth);
       const decoder = new FrameDecoder(MAX_HANDSHAKE_FRAME);
       // A peer that never finishes the handshake (not a member, paused) is dropped; the next
       // send reconnects after the backoff.
@@ -822,7 +833,6 @@ export class ClusterNet {
         this.#failedAt.set(addr, performance.now());
         sock.destroy();
       }, HANDSHAKE_TIMEOUT_MS);
-      sock.on("connect", () => sock.write(hs.hello()));
       sock.on("error", () => this.#failedAt.set(addr, performance.now()));
       sock.on("close", () => {
         clearTimeout(timer);
@@ -873,20 +883,25 @@ export class ClusterNet {
     o.sock.write(frame);
   }
 
-  #accept(sock: Socket): void {
+  #accept(raw: Socket): void {
     const me = this.#hello;
     const key = this.#key;
-    const from = sock.remoteAddress ?? "";
+    const from = raw.remoteAddress ?? "";
+    const remote = `${raw.remoteAddress}:${raw.remotePort}`;
     if (
       this.#closed || me === undefined || key === undefined ||
       this.#handshaking >= MAX_PENDING_HANDSHAKES ||
       (this.#handshakingFrom.get(from) ?? 0) >= MAX_PENDING_HANDSHAKES_PER_ADDRESS
     ) {
-      sock.destroy();
+      raw.destroy();
       return;
     }
+    raw.setNoDelay(true);
+    // With TLS nothing reaches the frame decoder before the TLS handshake (the peer's
+    // certificate, with a CA) succeeded; the handshake timer and limits below cover it too.
+    const sock = this.#tls === undefined ? raw : this.#tls.serve(raw);
+    raw.on("error", () => {});
     this.#inbound.add(sock);
-    sock.setNoDelay(true);
     // Handshake frames are read with a small limit: nothing large is buffered for a stranger.
     let decoder = new FrameDecoder(MAX_HANDSHAKE_FRAME);
     const hs = new ServerHandshake(key, { clusterId: me.clusterId, nodeId: me.nodeId });
@@ -905,7 +920,13 @@ export class ClusterNet {
       clearTimeout(timer);
     };
     const timer = setTimeout(() => sock.destroy(), HANDSHAKE_TIMEOUT_MS);
-    sock.on("error", () => {});
+    sock.on("error", (e: Error) => {
+      // A TLS handshake refused (no certificate, another CA, not TLS at all): for the log.
+      if (this.#tls !== undefined && handshaking) {
+        this.#handlers?.onAuthFailure?.(`from ${remote}: TLS: ${e.message.slice(0, 200)}`);
+      }
+      sock.destroy();
+    });
     sock.on("close", () => {
       endHandshake();
       this.#inbound.delete(sock);
@@ -938,9 +959,7 @@ export class ClusterNet {
           if (st.send && !sock.destroyed) sock.write(st.send);
           if (st.close !== undefined) {
             if (f.kind === FrameKind.proof) {
-              this.#handlers?.onAuthFailure?.(
-                `from ${sock.remoteAddress}:${sock.remotePort}: ${st.close}`,
-              );
+              this.#handlers?.onAuthFailure?.(`from ${remote}: ${st.close}`);
             }
             // The denial (if any) is flushed, then the connection goes; nothing more is read.
             refused = true;
@@ -1054,7 +1073,8 @@ export class ClusterNet {
   }
 
   #datagram(b: Uint8Array): void {
-    if (this.#closed) return;
+    // With TLS, gossip comes over TLS connections only.
+    if (this.#closed || this.#tls !== undefined) return;
     const u = this.#openSwim(b);
     if (u !== undefined) this.#handlers?.onSwim(u.swim, u.fromAddr, u.sender);
   }

@@ -20,7 +20,8 @@ export interface KafkaSecurity {
 
 export class SecurityConfigError extends Error {}
 
-function pem(path: string, what: string, kind: RegExp): string {
+/** A PEM file's text, read at start; a missing or wrong file is a SecurityConfigError. */
+export function pem(path: string, what: string, kind: RegExp): string {
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -1,6 +1,7 @@
 // Test certificates made at test time with the openssl command line: a CA, a server certificate
 // for 127.0.0.1/localhost signed by it, a client certificate signed by it, and a client
-// certificate of another CA (one the broker must refuse). Nothing is checked in.
+// certificate of another CA (one the broker must refuse); for the cluster port, a broker
+// certificate (server and client at once) of each CA. Nothing is checked in.
 import { join } from "node:path";
 import { tempDir } from "./broker-process.ts";
 
@@ -15,6 +16,12 @@ export interface TestCerts {
   clientSubject: string;
   rogueCert: string;
   rogueKey: string;
+  /** A broker's cluster-port certificate (server and client, 127.0.0.1) signed by the CA. */
+  peerCert: string;
+  peerKey: string;
+  /** The same of another CA: a peer the cluster must refuse. */
+  roguePeerCert: string;
+  roguePeerKey: string;
 }
 
 export function hasOpenssl(): boolean {
@@ -91,6 +98,12 @@ export async function makeTestCerts(): Promise<TestCerts> {
   sign(dir, "client", "ca", "extendedKeyUsage=clientAuth\n");
   keyAndCsr(dir, "rogue", "/CN=mallory");
   sign(dir, "rogue", "rogue-ca", "extendedKeyUsage=clientAuth\n");
+  const peerExt = "subjectAltName=IP:127.0.0.1,DNS:localhost\n" +
+    "extendedKeyUsage=serverAuth,clientAuth\n";
+  keyAndCsr(dir, "peer", "/CN=broker");
+  sign(dir, "peer", "ca", peerExt);
+  keyAndCsr(dir, "rogue-peer", "/CN=broker");
+  sign(dir, "rogue-peer", "rogue-ca", peerExt);
   const p = (f: string) => join(dir, f);
   return {
     dir,
@@ -102,5 +115,9 @@ export async function makeTestCerts(): Promise<TestCerts> {
     clientSubject: "CN=alice-client,O=tests",
     rogueCert: p("rogue.pem"),
     rogueKey: p("rogue.key"),
+    peerCert: p("peer.pem"),
+    peerKey: p("peer.key"),
+    roguePeerCert: p("rogue-peer.pem"),
+    roguePeerKey: p("rogue-peer.key"),
   };
 }
