@@ -4,12 +4,15 @@
 // rebalance` gives 104 its share of replicas and leaderships; `broker cluster decommission` of
 // the metadata leader (the controller: the hardest case) moves every replica and leadership off
 // it, hands the Raft leadership on, takes it out of the voters (104 is promoted in its place),
-// and says it can be stopped; stopped, the cluster carries on. After each step every
+// and says it can be stopped; stopped, the cluster carries on. Then KIP-860's option through the
+// CLI and HTTP: a move that changes a partition's replication factor is refused when the
+// operator disallows it. Last, a broker SIGKILLed for good is decommissioned with --force: its
+// replicas are rebuilt on the others and a learner takes its voter seat. After each step every
 // acknowledged record is read back exactly once, at its offset, from every replica.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { brokerCommand } from "../helpers/broker-process.ts";
+import { brokerCommand, tempDir } from "../helpers/broker-process.ts";
 import {
   Checker,
   Cluster,
@@ -219,5 +222,121 @@ test("cluster decommission of the controller: drained, out of the voters, stoppe
     () => ledger.acked.size > acked + 20 || undefined,
   );
   await noLoss("decommissioned controller stopped");
+  expect(cluster.crashes).toEqual([]);
+}, 150_000);
+
+/** POST a reassignment plan to a running broker; the status and the JSON answer. */
+async function postPlan(body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const n = cluster.running()[0];
+  const r = await fetch(`http://${n.httpAddr}/reassignments`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: r.status, json: await r.json() as Record<string, unknown> };
+}
+
+test(
+  "KIP-860: a move that changes the replication factor is refused when disallowed (CLI, HTTP)",
+  async () => {
+    const before = (await get<TopicJson>(`/topics/${TOPIC}`)).partitions[0];
+    expect(before.replicas.length).toBe(3);
+    const fewer = before.replicas.slice(0, 2);
+    const file = join(tempDir("kip860-"), "plan.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ version: 1, partitions: [{ topic: TOPIC, partition: 0, replicas: fewer }] }),
+    );
+
+    // The CLI: refused with Kafka's error, exit 1, nothing moves.
+    const cliRun = await cli(
+      "reassign",
+      "execute",
+      "--reassignment-json-file",
+      file,
+      "--disallow-replication-factor-change",
+    );
+    expect(cliRun.code).toBe(1);
+    expect(cliRun.out).toContain("Started 0 of 1 partition reassignment(s).");
+    expect(cliRun.out).toMatch(/refused .*INVALID_REPLICATION_FACTOR/);
+    // HTTP: the same refusal per partition; a flag of the wrong type is a 400.
+    const http = await postPlan({
+      partitions: [{ topic: TOPIC, partition: 0, replicas: fewer }],
+      allow_replication_factor_change: false,
+    });
+    expect(http.status).toBe(200);
+    expect(http.json.accepted).toBe(0);
+    expect(http.json.results).toMatchObject([
+      { topic: TOPIC, partition: 0, error_code: 38, error: "INVALID_REPLICATION_FACTOR" },
+    ]);
+    const bad = await postPlan({
+      partitions: [{ topic: TOPIC, partition: 0, replicas: fewer }],
+      allow_replication_factor_change: "no",
+    });
+    expect(bad.status).toBe(400);
+    expect((await get<{ partitions: unknown[] }>("/reassignments")).partitions).toEqual([]);
+    expect((await get<TopicJson>(`/topics/${TOPIC}`)).partitions[0].replicas).toEqual(
+      before.replicas,
+    );
+
+    // Disallowed, a move that keeps the factor goes ahead (another preferred leader first).
+    const turned = [...before.replicas.slice(1), before.replicas[0]];
+    const ok = await postPlan({
+      partitions: [{ topic: TOPIC, partition: 0, replicas: turned }],
+      allow_replication_factor_change: false,
+    });
+    expect(ok.json.accepted).toBe(1);
+    await waitFor("the reordered replica set", 30_000, async () => {
+      const p = (await get<TopicJson>(`/topics/${TOPIC}`)).partitions[0];
+      const moving = (await get<{ partitions: unknown[] }>("/reassignments")).partitions;
+      return moving.length === 0 && p.replicas.join() === turned.join() || undefined;
+    }, 200);
+    await noLoss("KIP-860 refusals and a reorder");
+  },
+  90_000,
+);
+
+test("cluster decommission --force of a broker SIGKILLed for good: rebuilt elsewhere", async () => {
+  // A fifth broker joins (a learner), so the topic's three replicas have somewhere to go.
+  await cluster.start(105);
+  await waitFor("broker 105 unfenced", 30_000, async () => {
+    const c = await get<{ brokers: { node_id: number; fenced: boolean }[] }>("/cluster");
+    return c.brokers.some((b) => b.node_id === 105 && !b.fenced) || undefined;
+  }, 200);
+  const c0 = await get<ClusterJson>("/cluster");
+  const live = new Set(cluster.running().map((n) => n.id));
+  // A voter that is not the metadata leader and holds replicas of the topic.
+  const held = await assignment();
+  const victim = c0.quorum.voters.find((v) =>
+    v !== c0.quorum.leader && live.has(v) && [...held.values()].some((p) => p.replicas.includes(v))
+  )!;
+  expect(victim).toBeDefined();
+  await cluster.kill(victim);
+  await waitFor(`broker ${victim} fenced`, 30_000, async () => {
+    const c = await get<{ brokers: { node_id: number; fenced: boolean }[] }>("/cluster");
+    return c.brokers.some((b) => b.node_id === victim && b.fenced) || undefined;
+  }, 200);
+
+  // Without --force a fenced broker is refused, and nothing changes.
+  const refused = await cli("cluster", "decommission", String(victim));
+  expect(refused.code).not.toBe(0);
+  expect(refused.err).toContain("--force");
+  expect((await get<{ partitions: unknown[] }>("/reassignments")).partitions).toEqual([]);
+
+  const run = await cli("cluster", "decommission", String(victim), "--force");
+  expect(run.err).toBe("");
+  expect(run.code).toBe(0);
+  expect(run.out).toContain(`Broker ${victim} holds no replica and leads no partition.`);
+  expect(run.out).toContain(`Removed broker ${victim} from the metadata quorum`);
+  for (const [k, p] of await assignment()) {
+    expect({ k, on: p.replicas.includes(victim) }).toEqual({ k, on: false });
+  }
+  // The quorum kept its size: the learner took the dead voter's seat.
+  const q = (await get<ClusterJson>("/cluster")).quorum;
+  expect(q.voters).not.toContain(victim);
+  expect(q.voters.length).toBe(c0.quorum.voters.length);
+  expect(q.voters).toContain(105);
+  await noLoss("dead broker decommissioned with --force");
   expect(cluster.crashes).toEqual([]);
 }, 150_000);
