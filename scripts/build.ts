@@ -13,6 +13,7 @@ const root = join(import.meta.dir, "..");
  */
 export function buildBinary(outfile: string, target?: string): void {
   mkdirSync(join(outfile, ".."), { recursive: true });
+  const native = target === undefined || target === `bun-${process.platform}-${process.arch}`;
   const args = [
     process.execPath,
     "build",
@@ -25,6 +26,11 @@ export function buildBinary(outfile: string, target?: string): void {
     // their own that load only when a broker starts: without it every client command evaluated
     // them all first (about 0.1 s of CPU per `broker consume`, half of its start).
     "--splitting",
+    // Precompiled bytecode in the executable: a broker's start spends about 0.39 s of CPU instead
+    // of 0.54 s (parsing and compiling our modules), which a rolling restart pays on a machine
+    // whose other brokers are serving; esm because splitting needs it. Only for this machine's
+    // own platform: bytecode made here is not known to be valid on another architecture.
+    ...(native ? ["--bytecode", "--format=esm"] : []),
     "--sourcemap=inline",
     `--define=BROKER_VERSION=${JSON.stringify(pkg.version)}`,
     "--asset=migrations",
