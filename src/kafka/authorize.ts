@@ -57,10 +57,29 @@ export type Verdict =
   /** Serve `body` (the allowed items), then `merge` the refused items' answers into the result. */
   | { kind: "split"; body: Struct; merge: (served: Struct) => Struct };
 
-const requester = (principal: Principal | undefined, clientHost: string) => ({
-  principal: principalString(principal ?? ANONYMOUS),
-  host: aclHost(clientHost),
-});
+/** A request to decide: the ACLs as they stand, who sends it, and its API and version. */
+export interface Asking {
+  readonly authz: Authorizer;
+  readonly who: Requester;
+  readonly apiKey: number;
+  readonly apiVersion: number;
+}
+
+/** One request's decision (and the filtering of its answer) reads the ACLs once. */
+export function asking(
+  live: LiveAuthorizer,
+  principal: Principal | undefined,
+  clientHost: string,
+  apiKey: number,
+  apiVersion: number,
+): Asking {
+  return {
+    authz: live.get(),
+    who: { principal: principalString(principal ?? ANONYMOUS), host: aclHost(clientHost) },
+    apiKey,
+    apiVersion,
+  };
+}
 
 /** What the decision needs to know of the topics. */
 export interface TopicLookup {
@@ -76,16 +95,10 @@ export interface TopicLookup {
  * would auto-create a topic needs CREATE on the cluster or the topic too, as in Kafka.
  */
 export function authorizeRequest(
-  live: LiveAuthorizer,
-  principal: Principal | undefined,
-  clientHost: string,
-  apiKey: number,
-  apiVersion: number,
+  { authz, who, apiKey, apiVersion }: Asking,
   body: Struct,
   topics: TopicLookup,
 ): Verdict {
-  const authz = live.get();
-  const who = requester(principal, clientHost);
   if (apiKey === ApiKey.DeleteTopics) {
     body = namedTopics(body as DeleteTopicsRequest, (id) => topics.nameOf(id));
   }
@@ -191,6 +204,16 @@ const refusedResource = (r: { resourceType: number; resourceName: string }, code
   resourceName: r.resourceName,
 });
 
+/** Each topic's partitions (as `partitionIndex`), every one answered with `answer`. */
+const eachPartition = <A>(
+  topics: readonly { name: string; partitions: readonly { partitionIndex: number }[] }[],
+  answer: A,
+) =>
+  topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, ...answer })),
+  }));
+
 /**
  * The answer refusing every item of a request with `code`, per API, mirroring the request's
  * topics (partitions) or groups where the response lists them.
@@ -223,27 +246,16 @@ const REFUSALS: { [K in SchemaKey]?: Refusal<K> } = {
     })),
   }),
   [ApiKey.ListOffsets]: (b, code) => ({
-    topics: b.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((p) => ({
-        partitionIndex: p.partitionIndex,
-        errorCode: code,
-        offset: -1,
-        timestamp: -1,
-        leaderEpoch: -1,
-      })),
-    })),
+    topics: eachPartition(b.topics, {
+      errorCode: code,
+      offset: -1,
+      timestamp: -1,
+      leaderEpoch: -1,
+    }),
   }),
   [ApiKey.DeleteRecords]: (b, code) => ({
     throttleTimeMs: 0,
-    topics: b.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((p) => ({
-        partitionIndex: p.partitionIndex,
-        errorCode: code,
-        lowWatermark: -1,
-      })),
-    })),
+    topics: eachPartition(b.topics, { errorCode: code, lowWatermark: -1 }),
   }),
   [ApiKey.OffsetForLeaderEpoch]: (b, code) => ({
     topics: b.topics.map((t) => ({
@@ -283,12 +295,7 @@ const REFUSALS: { [K in SchemaKey]?: Refusal<K> } = {
       })),
     ],
   }),
-  [ApiKey.OffsetCommit]: (b, code) => ({
-    topics: b.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
-    })),
-  }),
+  [ApiKey.OffsetCommit]: (b, code) => ({ topics: eachPartition(b.topics, { errorCode: code }) }),
   [ApiKey.DescribeGroups]: (b, code) => ({
     groups: b.groups.map((groupId) => ({
       errorCode: code,
@@ -405,16 +412,10 @@ export function refusedAnswer(
  * refused per topic when named and left out when all were asked for.
  */
 export function filterAnswer(
-  live: LiveAuthorizer,
-  principal: Principal | undefined,
-  clientHost: string,
-  apiKey: number,
-  apiVersion: number,
+  { authz, who, apiKey, apiVersion }: Asking,
   body: Struct,
   result: Struct,
 ): Struct {
-  const authz = live.get();
-  const who = requester(principal, clientHost);
   const may = (type: ResourceType, name: string) =>
     authz.authorize(who, AclOperation.DESCRIBE, type, name).allowed;
   const mayTopic = (t: { errorCode?: number; name?: string | null }) =>

@@ -20,7 +20,7 @@ import { FramePool } from "./frame-pool.ts";
 import { API_TABLE } from "./handlers/index.ts";
 import { WarnLimiter } from "../log.ts";
 import { countResponseErrors } from "./error-metrics.ts";
-import { authorizeRequest, filterAnswer, type TopicLookup } from "./authorize.ts";
+import { asking, authorizeRequest, filterAnswer, type TopicLookup } from "./authorize.ts";
 import { wireUuid } from "./handlers/shared/brokers.ts";
 
 /** Per-API counters, for logs and the fuzz test's coverage report. */
@@ -120,18 +120,11 @@ export class Dispatcher implements FrameDispatcher {
       if (api.needsGroups) await this.ctx.groupsStarted;
       const clientHost = `/${conn.remoteHost}`;
       // --authorizer acl: what a request may not do is answered before its handler acts.
-      const authz = this.ctx.authorizer;
-      const verdict = authz
-        ? authorizeRequest(
-          authz,
-          conn.principal,
-          clientHost,
-          header.apiKey,
-          header.apiVersion,
-          body,
-          this.#topics,
-        )
+      const live = this.ctx.authorizer;
+      const authz = live
+        ? asking(live, conn.principal, clientHost, header.apiKey, header.apiVersion)
         : undefined;
+      const verdict = authz ? authorizeRequest(authz, body, this.#topics) : undefined;
       let result = verdict?.kind === "refuse" ? verdict.answer : await api.handle(this.ctx, {
         header,
         body: verdict?.kind === "split" ? verdict.body : body,
@@ -142,16 +135,7 @@ export class Dispatcher implements FrameDispatcher {
       });
       if (authz && result !== null && verdict?.kind !== "refuse") {
         const served = verdict?.kind === "split" ? verdict.body : body;
-        const { apiKey, apiVersion } = header;
-        result = filterAnswer(
-          authz,
-          conn.principal,
-          clientHost,
-          apiKey,
-          apiVersion,
-          served,
-          result,
-        );
+        result = filterAnswer(authz, served, result);
         if (verdict?.kind === "split") result = verdict.merge(result);
       }
       this.#count(header.apiKey, false);

@@ -4,7 +4,7 @@
 // authorization error, as Kafka's answers do (a misnamed field would come back as a default).
 import { expect, test } from "bun:test";
 import { LiveAuthorizer } from "../../src/acl/live.ts";
-import { authorizeRequest } from "../../src/kafka/authorize.ts";
+import { asking, authorizeRequest } from "../../src/kafka/authorize.ts";
 import { ADVERTISED } from "../../src/kafka/handlers/index.ts";
 import {
   apiName,
@@ -19,6 +19,8 @@ import { concatChunks } from "../../src/protocol/kafka/writer.ts";
 import GOLDEN from "../protocol/kafka/golden/requests.json";
 
 const noAcls = new LiveAuthorizer({ aclBindings: () => [], aclGeneration: () => 0 }, new Set());
+const anonymous = (apiKey: number, version: number) =>
+  asking(noAcls, undefined, "/127.0.0.1", apiKey, version);
 const topics = { nameOf: () => "by-id", exists: () => true, autoCreate: false };
 const AUTH_CODES = new Set([29, 30, 31, 53]);
 
@@ -42,15 +44,7 @@ test("refusals of real clients' requests mirror their items with an authorizatio
   let perItem = 0;
   for (const f of GOLDEN as { apiKey: number; apiVersion: number; hex: string }[]) {
     const { body } = decodeRequestFrame(Buffer.from(f.hex, "hex"));
-    const v = authorizeRequest(
-      noAcls,
-      undefined,
-      "/127.0.0.1",
-      f.apiKey,
-      f.apiVersion,
-      body,
-      topics,
-    );
+    const v = authorizeRequest(anonymous(f.apiKey, f.apiVersion), body, topics);
     if (v.kind !== "refuse") continue; // nothing named (all-topics Metadata) or no rule
     refused++;
     const where = `${apiName(f.apiKey)} v${f.apiVersion}`;
@@ -112,7 +106,7 @@ test("refusals of the admin APIs no client frame was captured for, at every serv
     for (let version = min; version <= max; version++) {
       const where = `${apiName(apiKey)} v${version}`;
       const body = decodeRequest(apiKey, version, encodeRequest(apiKey, version, sent));
-      const v = authorizeRequest(noAcls, undefined, "/127.0.0.1", apiKey, version, body, topics);
+      const v = authorizeRequest(anonymous(apiKey, version), body, topics);
       expect({ where, kind: v.kind }).toEqual({ where, kind: "refuse" });
       if (v.kind !== "refuse") continue;
       const bytes = concatChunks(encodeResponse(apiKey, version, v.answer));
