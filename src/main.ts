@@ -11,11 +11,6 @@ async function main(argv: string[]): Promise<number> {
   // Client subcommands (topic, produce, consume, group, cluster) talk to a running broker.
   const client = await runClient(argv, process.env);
   if (client !== undefined) return client;
-  // The broker's modules load only to run one: a client command starts in a fifth of the time.
-  const [{ startBroker }, { normalizeTopicDefaults }] = await Promise.all([
-    import("./broker.ts"),
-    import("./meta/index.ts"),
-  ]);
   let cmd;
   try {
     cmd = parseCommandLine(argv, process.env);
@@ -34,6 +29,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`broker ${VERSION}\n`);
     return 0;
   }
+  // The broker's modules load only to run one: a client command, --help and --version start in a
+  // fraction of the time (0.3 s of CPU for --version before).
+  const [{ startBroker }, { normalizeTopicDefaults }] = await Promise.all([
+    import("./broker.ts"),
+    import("./meta/index.ts"),
+  ]);
   try {
     cmd.config.topicDefaults = normalizeTopicDefaults(cmd.config.topicDefaults);
   } catch (e) {

@@ -180,6 +180,15 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
       "route but /healthz and /readyz. A request without it is answered 401 with " +
       "WWW-Authenticate.",
   });
+  if (opts.passwords) {
+    app.openAPIRegistry.registerComponent("securitySchemes", "basic", {
+      type: "http",
+      scheme: "basic",
+      description: "A broker user's name and password (`broker user add`, the users of the " +
+        "Kafka listener's SASL), instead of the token; the request then acts as `User:<name>` " +
+        "for ACLs.",
+    });
+  }
   const docConfig = {
     openapi: "3.0.3",
     info: {
@@ -189,8 +198,12 @@ export function createHttpApp(broker: Broker, opts: HttpOptions = {}): OpenAPIHo
         "Topics, produce, read, live tail, consumer groups and cluster status of a Kafka-compatible broker. " +
         'Errors are JSON {"error_code", "message"}.',
     },
-    // Optional ({}) when the broker runs without a token.
-    security: (opts.token ? [{ bearer: [] }] : [{}, { bearer: [] }]) as Record<string, string[]>[],
+    // Optional ({}) when the broker runs without a token; either scheme when users may log in.
+    security: [
+      ...(opts.token ? [] : [{}]),
+      { bearer: [] },
+      ...(opts.token && opts.passwords ? [{ basic: [] }] : []),
+    ] as Record<string, string[]>[],
   };
   app.doc("/openapi.json", docConfig);
   app.get(

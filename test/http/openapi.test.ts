@@ -1,5 +1,5 @@
 // API conventions on a broker with --http-token: an operationId on every operation of
-// /openapi.json, the bearer scheme described and required, 401 with WWW-Authenticate, and /docs
+// /openapi.json, the bearer scheme (or a user's Basic login) described and required, 401 with WWW-Authenticate, and /docs
 // with a curl example per operation that the broker accepts as written.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
@@ -47,7 +47,9 @@ test("every operation has a unique operationId; bearer described and required", 
   expect(new Set(ids).size).toBe(ids.length);
   expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
   expect(doc.components.securitySchemes.bearer.description).toContain("--http-token");
-  expect(doc.security).toEqual([{ bearer: [] }]);
+  // A broker user's login (HTTP Basic) is the other way in: described too, as either/or.
+  expect(doc.components.securitySchemes.basic).toMatchObject({ type: "http", scheme: "basic" });
+  expect(doc.security).toEqual([{ bearer: [] }, { basic: [] }]);
 });
 
 test("401 without or with a wrong token carries WWW-Authenticate: Bearer", async () => {
