@@ -1,10 +1,12 @@
-// npm run bench [-- --quick] [-- --no-docs] [-- --section suite|replicated|cli|partitions|all]: our
-// broker side by side with NATS JetStream and Redis Streams, plus the client's ceiling and the
-// machine's limits ("suite"), and three of our brokers (RF 3, acks=all) against a three-server
-// JetStream cluster (R3) on the same machine ("replicated"), the binary's CLI against kcat ("cli"),
-// and one broker grown to thousands of partitions ("partitions", scripts/bench/partitions.ts; alone
-// it runs from source and needs none of the other tools), in one run. Prints tables of ratios,
-// writes the generated blocks of docs/benchmarks.md and docs/benchmarks-chart.svg (suite).
+// npm run bench [-- --quick] [-- --no-docs] [-- --section S], S one of suite, replicated, cli,
+// partitions, reassign, all (the default): our broker side by side with NATS JetStream and Redis
+// Streams, plus the client's ceiling and the machine's limits ("suite"), and three of our brokers
+// (RF 3, acks=all) against a three-server JetStream cluster (R3) on the same machine
+// ("replicated"), the binary's CLI against kcat ("cli"), one broker grown to thousands of
+// partitions ("partitions", scripts/bench/partitions.ts), and a partition moved between two
+// brokers ("reassign", scripts/bench/reassign.ts: 1 GiB, 256 MiB with --quick); alone, the last
+// two run from source and need none of the other tools. Prints tables of ratios, writes the
+// generated blocks of docs/benchmarks.md and docs/benchmarks-chart.svg (suite).
 // Every server it starts is stopped, also on failure or Ctrl-C.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,9 +45,16 @@ import {
   runDescription,
   writeDoc as writePartitionsDoc,
 } from "./partitions.ts";
+import {
+  reassignBench,
+  reassignDocBlock,
+  reassignOpts,
+  reassignTable,
+  writeReassignDoc,
+} from "./reassign.ts";
 
 const repo = join(import.meta.dir, "..", "..");
-const SECTIONS = ["all", "suite", "replicated", "cli", "partitions"] as const;
+const SECTIONS = ["all", "suite", "replicated", "cli", "partitions", "reassign"] as const;
 const args = new Set<string>();
 let section: (typeof SECTIONS)[number] = "all";
 const argv = process.argv.slice(2);
@@ -117,13 +126,16 @@ process.on("SIGINT", () => {
 
 async function main(): Promise<number> {
   log(
-    `bench ${section === "all" ? "suite, replicated, cli and partitions" : section} (${
+    `bench ${section === "all" ? "suite, replicated, cli, partitions and reassign" : section} (${
       quick ? "quick" : "full"
     }), ` +
       `scratch ${dir}, load average ${loadStart}`,
   );
   if (section === "partitions") {
     return await partitionsSection([process.execPath, join(repo, "src", "main.ts")]) > 0 ? 1 : 0;
+  }
+  if (section === "reassign") {
+    return await reassignSection([process.execPath, join(repo, "src", "main.ts")]);
   }
   await ensurePackages(log);
   log("building the C clients and our broker…");
@@ -142,7 +154,37 @@ async function main(): Promise<number> {
     errors += await cliSection(tools, machine);
   }
   if (section === "all" && !interrupted) errors += await partitionsSection([tools.broker]);
+  if (section === "all" && !interrupted) errors += await reassignSection([tools.broker]);
   return errors > 0 ? 1 : 0;
+}
+
+/** Issue 15: a partition of 1 GiB (256 MiB with --quick) moved, throttled and cancelled. */
+async function reassignSection(cmd: string[]): Promise<number> {
+  const o = reassignOpts({ mib: quick ? 256 : 1024, cmd });
+  let r;
+  try {
+    r = await reassignBench(o, dir, log);
+  } catch (e) {
+    log(`reassign failed: ${(e as Error).message}`);
+    return 1;
+  }
+  log("");
+  log(reassignTable(r));
+  if (!args.has("--no-docs") && !interrupted) {
+    const head = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: repo });
+    const shown = cmd.map((c) => c === process.execPath ? "bun" : c.replace(repo + "/", ""))
+      .join(" ");
+    writeReassignDoc(
+      join(repo, "docs", "benchmarks.md"),
+      reassignDocBlock(
+        r,
+        head.stdout.toString().trim(),
+        `npm run bench -- --section reassign${quick ? " --quick" : ""} (${shown})`,
+      ),
+    );
+    log("wrote docs/benchmarks.md (reassign section)");
+  }
+  return 0;
 }
 
 /** Issue 20: topics of 1,000 partitions up to 10,000 (2,000 with --quick), restarts at each. */

@@ -8,7 +8,9 @@
 //   3. cancel: that throttled move is cancelled; the time until the metadata names the original
 //      replicas again with no move, and until the new replica's files are gone (target: 1 s).
 // `bun scripts/bench/reassign.ts [--mib N] [--throttle BYTES_PER_S] [--window-s S] [--bin B]`
-// (`npm run bench:reassign`). Prints the figures and their ratios to the targets.
+// (`npm run bench:reassign`) prints the figures and their ratios to the targets;
+// `npm run bench -- --section reassign [--quick]` runs the same (1024 MiB, 256 with --quick) and
+// writes its block of docs/benchmarks.md.
 import {
   closeSync,
   existsSync,
@@ -17,8 +19,10 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -31,20 +35,27 @@ const RECORD = 16 * 1024; // bytes per record of the fill
 const PER_REQUEST = 512; // records per fill request (8 MiB)
 const TOKEN = crypto.randomUUID() + crypto.randomUUID();
 
-interface Opts {
+export interface ReassignOpts {
   mib: number;
   throttle: number;
   windowS: number;
+  /** How to start a broker: the binary, or bun and src/main.ts. */
   cmd: string[];
 }
 
-function parse(argv: string[]): Opts {
-  const o: Opts = {
+/** The defaults: 1 GiB, 10 MB/s for 10 s, brokers from source. */
+export function reassignOpts(over: Partial<ReassignOpts> = {}): ReassignOpts {
+  return {
     mib: 1024,
     throttle: 10_000_000,
     windowS: 10,
     cmd: [process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts")],
+    ...over,
   };
+}
+
+function parse(argv: string[]): ReassignOpts {
+  const o = reassignOpts();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = argv[++i];
@@ -55,6 +66,11 @@ function parse(argv: string[]): Opts {
     else if (a === "--bin") o.cmd = [v];
     else throw new Error(`unknown argument ${a} (--mib N, --throttle B, --window-s S, --bin B)`);
   }
+  check(o);
+  return o;
+}
+
+function check(o: ReassignOpts): void {
   for (const [k, n] of [["--mib", o.mib], ["--throttle", o.throttle], ["--window-s", o.windowS]]) {
     if (!(Number(n) > 0)) throw new Error(`${k} must be a positive number`);
   }
@@ -62,7 +78,6 @@ function parse(argv: string[]): Opts {
   if (o.mib * 2 ** 20 < o.throttle * (o.windowS + 5)) {
     throw new Error(`--mib ${o.mib} is copied in less than --window-s + 5 s at --throttle`);
   }
-  return o;
 }
 
 interface Broker {
@@ -72,7 +87,7 @@ interface Broker {
   dataDir: string;
 }
 
-async function start(o: Opts, id: number, dir: string, seed?: string): Promise<Broker> {
+async function start(o: ReassignOpts, id: number, dir: string, seed?: string): Promise<Broker> {
   const dataDir = join(dir, `b${id}`);
   const server = startServer(`broker-${id}`, [
     ...o.cmd,
@@ -165,6 +180,17 @@ async function fill(b: Broker, bytes: number): Promise<void> {
   }
 }
 
+/** CPU seconds (user + system) a process has used, from /proc (0 where there is none). */
+function cpuSeconds(pid: number): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** `cp` of the partition's segment files to the same disk, then fsync of each and the dir. */
 async function cpFsync(b: Broker, dir: string): Promise<number> {
   const from = join(b.dataDir, "logs", `${TOPIC}-0`);
@@ -234,12 +260,38 @@ async function waitUntil(what: string, timeoutMs: number, f: () => Promise<boole
   }
 }
 
-async function main(): Promise<number> {
-  const o = parse(process.argv.slice(2));
-  const dir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "bench-reassign-"));
+/** What one run measured. */
+export interface ReassignResult {
+  opts: ReassignOpts;
+  started: string;
+  segmentBytes: number;
+  cpS: number;
+  moveS: number;
+  /** The acks=all producer's records/s in the 5 s before the move, and during it. */
+  before: number;
+  during: number;
+  producerErrors: number;
+  /** CPU seconds the leader (which also serves the producer) and the new replica used moving. */
+  moveCpuS: number[];
+  throttledRate: number;
+  cancelAnsweredMs: number;
+  cancelMetaMs: number;
+  cancelGoneMs: number;
+  loadBefore: string;
+  loadAfter: string;
+}
+
+/** One run: two brokers in a scratch dir under `parent`, stopped and removed at the end. */
+export async function reassignBench(
+  o: ReassignOpts,
+  parent: string,
+  log: (s: string) => void,
+): Promise<ReassignResult> {
+  check(o);
+  const dir = mkdtempSync(join(parent, "bench-reassign-"));
   const load0 = loadAverage();
-  const log = (s: string) => console.log(s);
-  log(`bench reassign: ${o.mib} MiB, throttle ${o.throttle} B/s, scratch ${dir}, load ${load0}`);
+  const started = new Date().toISOString().slice(0, 16).replace("T", " ");
+  log(`reassign: ${o.mib} MiB, throttle ${o.throttle} B/s, scratch ${dir}, load ${load0}`);
   const servers: Server[] = [];
   try {
     const b1 = await start(o, 1, dir);
@@ -276,6 +328,7 @@ async function main(): Promise<number> {
     const cpS = await cpFsync(b1, dir);
     const load = new Load(b1);
     const before = await load.rate(5000);
+    const cpu0 = [cpuSeconds(b1.server.pid), cpuSeconds(b2.server.pid)];
     t0 = performance.now();
     const r = await call("POST", `${b1.http}/reassignments`, {
       partitions: [{ topic: TOPIC, partition: 0, replicas: [2] }],
@@ -288,6 +341,7 @@ async function main(): Promise<number> {
       async () => (await partition(b1)).replicas.join() === "2" && (await moving(b1)) === 0,
     );
     const moveS = (performance.now() - t0) / 1000;
+    const moveCpu = [cpuSeconds(b1.server.pid) - cpu0[0], cpuSeconds(b2.server.pid) - cpu0[1]];
     const during = (load.records - n0) / moveS;
     await load.stop();
     const p1 = await partition(b2);
@@ -329,44 +383,26 @@ async function main(): Promise<number> {
     await waitUntil("the cancelled replica's files gone", 60_000, () => onDisk(b1) === 0);
     const goneMs = performance.now() - c0;
 
-    const load1 = loadAverage();
-    const rows: [string, string, string, string][] = [
-      [
-        "move (s) vs cp + fsync (s)",
-        `${moveS.toFixed(2)} vs ${cpS.toFixed(2)}`,
-        `${(moveS / cpS).toFixed(2)}x`,
-        "<= 2x",
-      ],
-      [
-        "acks=all producer during / before the move (records/s)",
-        `${during.toFixed(0)} / ${before.toFixed(0)}`,
-        `${(during / before).toFixed(2)}`,
-        ">= 0.5",
-      ],
-      [
-        `throttled copy rate (B/s), set ${o.throttle}`,
-        rate.toFixed(0),
-        `${(rate / o.throttle).toFixed(3)}`,
-        "0.9 - 1.1",
-      ],
-      ["cancel: answered (ms)", answerMs.toFixed(0), "", ""],
-      ["cancel: metadata back to the original (ms)", metaMs.toFixed(0), "", "<= 1000"],
-      ["cancel: the new replica's files gone (ms)", goneMs.toFixed(0), "", ""],
-    ];
-    log("");
-    log(`| figure | measured | ratio | target |`);
-    log(`| --- | --- | --- | --- |`);
-    for (const row of rows) log(`| ${row.join(" | ")} |`);
-    log("");
-    log(
-      `${o.mib} MiB (${
-        (seg / 2 ** 20).toFixed(0)
-      } MiB of segments), producer errors ${load.errors}, ` +
-        `load average ${load0} -> ${load1}`,
-    );
+    const res: ReassignResult = {
+      opts: o,
+      started,
+      segmentBytes: seg,
+      cpS,
+      moveS,
+      before,
+      during,
+      producerErrors: load.errors,
+      moveCpuS: moveCpu,
+      throttledRate: rate,
+      cancelAnsweredMs: answerMs,
+      cancelMetaMs: metaMs,
+      cancelGoneMs: goneMs,
+      loadBefore: load0,
+      loadAfter: loadAverage(),
+    };
     await stopServer(b2.server);
     await stopServer(b1.server);
-    return 0;
+    return res;
   } catch (e) {
     for (const sv of servers) log(`--- ${sv.name}, last lines:\n${sv.tail.join("\n")}`);
     throw e;
@@ -376,4 +412,87 @@ async function main(): Promise<number> {
   }
 }
 
-process.exit(await main());
+/** The figures against the issue's targets, as markdown table rows. */
+export function reassignTable(r: ReassignResult): string {
+  const mib = (r.segmentBytes / 2 ** 20).toFixed(0);
+  const rows: string[][] = [
+    ["figure", "measured", "ratio", "target"],
+    ["---", "---", "---", "---"],
+    [
+      `move of ${mib} MiB (s) vs cp + fsync of its segments (s)`,
+      `${r.moveS.toFixed(2)} vs ${r.cpS.toFixed(2)}`,
+      `${(r.moveS / r.cpS).toFixed(2)}x`,
+      "<= 2x",
+    ],
+    [
+      "copy rate of the move (segment MB/s)",
+      (r.segmentBytes / 1e6 / r.moveS).toFixed(1),
+      "",
+      "",
+    ],
+    [
+      "CPU during the move (s): leader (with the producer) + new replica, share of the wall time",
+      `${r.moveCpuS[0].toFixed(1)} + ${r.moveCpuS[1].toFixed(1)}`,
+      `${((r.moveCpuS[0] + r.moveCpuS[1]) / r.moveS).toFixed(2)} cores`,
+      "",
+    ],
+    [
+      "acks=all producer during / before the move (records/s)",
+      `${r.during.toFixed(0)} / ${r.before.toFixed(0)}`,
+      (r.during / r.before).toFixed(2),
+      ">= 0.5",
+    ],
+    [
+      `throttled copy rate (B/s), set ${r.opts.throttle}`,
+      r.throttledRate.toFixed(0),
+      (r.throttledRate / r.opts.throttle).toFixed(3),
+      "0.9 - 1.1",
+    ],
+    ["cancel: answered (ms)", r.cancelAnsweredMs.toFixed(0), "", ""],
+    ["cancel: metadata back to the original (ms)", r.cancelMetaMs.toFixed(0), "", "<= 1000"],
+    ["cancel: the new replica's files gone (ms)", r.cancelGoneMs.toFixed(0), "", ""],
+  ];
+  return rows.map((row) => `| ${row.join(" | ")} |`).join("\n");
+}
+
+const BEGIN = "<!-- bench-reassign:begin";
+const END = "<!-- bench-reassign:end -->";
+
+/** The generated block of docs/benchmarks.md (the Partition reassignment section). */
+export function reassignDocBlock(r: ReassignResult, commit: string, cmd: string): string {
+  return [
+    `${BEGIN} (generated by \`npm run bench -- --section reassign\`; edits in here are overwritten) -->`,
+    "",
+    `${r.started} UTC, commit ${commit}, \`${cmd}\`, ${r.opts.mib} MiB, load average ` +
+    `${r.loadBefore} → ${r.loadAfter}; producer errors ${r.producerErrors}.`,
+    "",
+    reassignTable(r),
+    "",
+    END,
+  ].join("\n");
+}
+
+export function writeReassignDoc(path: string, block: string): void {
+  const text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmarks\n";
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  writeFileSync(
+    path,
+    a >= 0 && b > a
+      ? text.slice(0, a) + block + text.slice(b + END.length)
+      : `${text.trimEnd()}\n\n## Partition reassignment\n\n${block}\n`,
+  );
+}
+
+if (import.meta.main) {
+  const o = parse(process.argv.slice(2));
+  const r = await reassignBench(o, process.env.BENCH_DIR ?? tmpdir(), (s) => console.log(s));
+  console.log("");
+  console.log(reassignTable(r));
+  console.log("");
+  console.log(
+    `${o.mib} MiB, producer errors ${r.producerErrors}, load average ${r.loadBefore} -> ` +
+      r.loadAfter,
+  );
+  process.exit(0);
+}
