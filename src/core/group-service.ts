@@ -228,12 +228,16 @@ export class GroupService {
   /**
    * Whether this broker coordinates the group: it leads the group's __consumer_offsets partition
    * and has its log open. Other brokers answer NOT_COORDINATOR, so clients ask FindCoordinator
-   * again instead of forming a second group with its own offsets.
+   * again instead of forming a second group with its own offsets. A leader whose session lease
+   * ran out (cut off from the controller, paused) does not coordinate either: it may have been
+   * fenced and replaced, and would answer OffsetFetch from offsets the group has moved past
+   * (the replication simulator's invariant 10 catches it).
    */
   coordinates(groupId: string): boolean {
     // The open partition carries its leader: no metadata query per heartbeat or commit.
     const p = this.partitionFor(groupId);
-    return this.#loaded.has(p) && this.partitions.leaderError(OFFSETS_TOPIC, p) === 0;
+    return this.#loaded.has(p) && this.partitions.leaderError(OFFSETS_TOPIC, p) === 0 &&
+      this.partitions.leaseValid();
   }
 
   /**

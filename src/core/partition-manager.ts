@@ -146,6 +146,15 @@ export class PartitionManager {
     }
   }
 
+  /**
+   * Whether this broker's session with the controller is confirmed recently enough to act as a
+   * leader (always, alone): a leader cut off from the controller past it may have been fenced
+   * and replaced, so it neither writes nor answers from state only a leader keeps current.
+   */
+  leaseValid(): boolean {
+    return this.#repl.mayAppend();
+  }
+
   /** Plug in replication (before openAll). */
   setReplication(h: ReplicationHooks): void {
     this.#repl = h;

@@ -262,3 +262,24 @@ test("retention.ms set on __consumer_offsets deletes no committed offsets (it is
     expect(f.topics[0]?.partitions[0]?.offset).toBe(i);
   }
 });
+
+test("a leader whose session lease ran out does not coordinate: no OffsetFetch from stale offsets", async () => {
+  const { pm, groups, close } = await open(tempDir());
+  cleanups.push(close);
+  let lease = true;
+  pm.setReplication({
+    canLead: () => true,
+    propose: () => {},
+    lagTimeMaxMs: 10_000,
+    checkpointedHw: () => 0,
+    changed: () => {},
+    appended: () => {},
+    mayAppend: () => lease,
+  });
+  expect(groups.coordinates("g")).toBe(true);
+  // Cut off from the controller past its session: it may have been fenced and replaced.
+  lease = false;
+  expect(groups.coordinates("g")).toBe(false);
+  lease = true;
+  expect(groups.coordinates("g")).toBe(true);
+});
