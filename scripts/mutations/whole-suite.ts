@@ -2,7 +2,9 @@
 // folders and files asked for, run against the mutated copy one shard at a time (a `bun test` per
 // folder of test/, one for the files directly in it), each with a budget and a stall limit. A
 // failing file, or a file a shard hung in, catches the bug only if it passes on the unmutated
-// code; one that fails there too is left out of the later shards and named in the verdict.
+// code and fails again alone on the mutated copy (a long shard on a loaded machine fails
+// timing-sensitive process tests now and then); one that fails unmutated too, or passes alone
+// mutated, is left out of the later shards and named in the verdict.
 import { readdirSync } from "node:fs";
 import * as path from "node:path";
 import { type BaselineEntry, runBunTests } from "./bun-tests.ts";
@@ -70,6 +72,7 @@ export async function wholeSuite(dir: string, o: WholeSuiteOptions): Promise<Who
   const shards = o.scope.length > 0 ? o.scope.map((s) => [s]) : shardsOf(dir);
   const ran: string[] = [];
   const unjudged: string[] = [];
+  const flaky: string[] = [];
   for (const shard of shards) {
     const name = shard.length === 1 ? shard[0] : `test/*.test.ts (${shard.length} files)`;
     const extra = [...ignored].map((f) => `--path-ignore-patterns=${f}`);
@@ -90,16 +93,33 @@ export async function wholeSuite(dir: string, o: WholeSuiteOptions): Promise<Who
         continue;
       }
       const b = await o.baselineOf(file);
-      if (b.ok) {
+      if (!b.ok) {
+        o.log(`  whole suite: ${file} fails unmutated too (${b.detail}): left out`);
+        ignored.add(file);
+        continue;
+      }
+      // Passes unmutated: the bug's, or a test that failed under load in a long shard and
+      // passed when the machine was quieter? Alone on the mutated copy it must fail again.
+      const again = await runBunTests(dir, [file], o.shardBudgetMs ?? SHARD_BUDGET_MS, {
+        stallMs: Math.min(o.stallMs ?? SHARD_STALL_MS, o.shardBudgetMs ?? SHARD_BUDGET_MS),
+      });
+      if (again.failed) {
         return { caught: true, detail: `whole suite: ${file}: ${why}`, ran, ignored: [...ignored] };
       }
-      o.log(`  whole suite: ${file} fails unmutated too (${b.detail}): left out`);
+      o.log(
+        `  whole suite: ${file} failed in the shard (${why}) but passes alone, mutated ` +
+          `(${again.seconds} s) and unmutated: flaky, left out`,
+      );
+      flaky.push(file);
       ignored.add(file);
     }
     if (t.failed && suspects.length === 0 && t.failures.size === 0) {
       // Failed naming no file (bun crashed, or the hang came before any file's header).
       unjudged.push(`${name}: ${t.detail}`);
     }
+  }
+  if (flaky.length > 0) {
+    unjudged.push(`flaky (failed once mutated, then passed): ${flaky.join(", ")}`);
   }
   return {
     caught: false,

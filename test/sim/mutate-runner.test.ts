@@ -57,6 +57,22 @@ test("doubles", () => expect(twice(4)).toBe(8));
 `,
 );
 
+// Two files that fail only together, whichever runs second (a test flaky under load, as a long
+// shard meets it): alone, mutated or not, each passes.
+for (const [me, other] of [["a", "b"], ["b", "a"]]) {
+  write(
+    `test/pair/${me}.test.ts`,
+    `import { expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
+const dir = process.env.MUTATE_FIXTURE_PIDS!;
+test("${me} alone", () => {
+  writeFileSync(dir + "/" + process.pid + ".${me}", "");
+  expect(existsSync(dir + "/" + process.pid + ".${other}")).toBe(false);
+});
+`,
+  );
+}
+
 const HANG = {
   file: "src/count.ts",
   find: "while (i < n) i += 1;",
@@ -132,10 +148,28 @@ test("a survivor that hangs another file is caught by the whole-suite rerun", as
   expect(r.verdict).toBe("caught");
   expect(r.campaign).toBe("whole-suite");
   expect(r.detail).toMatch(/^whole suite: test\/count\.test\.ts: killed after 4 s/);
-  // Shards in a fixed order: a folder, then the files directly in test/.
-  expect(shardsOf(repo)).toEqual([["test/more/"], ["test/count.test.ts"]]);
+  // Shards in a fixed order: folders, then the files directly in test/.
+  expect(shardsOf(repo)).toEqual([["test/more/"], ["test/pair/"], ["test/count.test.ts"]]);
   expect(r.wholeSuiteRan?.[0]).toMatch(/^test\/more\/: pass/);
-}, 60_000);
+}, 90_000);
+
+test(
+  "a whole-suite failure that does not come back alone on the mutated copy is flaky",
+  async () => {
+    const rep = await runSuite({
+      root: repo,
+      list: [harmless],
+      wholeSuite: ["test/pair/"],
+      wholeSuiteShardMs: 20_000,
+    });
+    const [r] = rep.results;
+    expect(r.verdict).toBe("survived");
+    expect(r.detail).toMatch(
+      /flaky \(failed once mutated, then passed\): test\/pair\/[ab]\.test\.ts/,
+    );
+  },
+  60_000,
+);
 
 test("CI's rotation: every bug expected to be caught is in exactly one slice", () => {
   const expected = TEST_MUTATIONS.filter((m) => m.expect !== "survives").map((m) => m.id);
