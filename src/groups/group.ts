@@ -8,21 +8,14 @@ import type {
   CoordinatorResponse,
   GroupEvent,
   GroupState,
+  MemberJoin,
   ProtocolMetadata,
   RequestToken,
 } from "./types.ts";
 
-export interface Member {
+export interface Member extends MemberJoin {
   memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  protocolType: string;
-  protocols: ProtocolMetadata[];
   assignment: Uint8Array;
-  brokerAssigns: boolean;
   /** Last request from the member (its session runs from here). */
   lastSeenMs: number;
   /** Rejoined in the current rebalance (its response may have been lost with its connection). */

@@ -44,24 +44,28 @@ export interface ProtocolMetadata {
   metadata: Uint8Array;
 }
 
-export interface JoinGroupInput {
+/** What a member says of itself when it joins, and the coordinator keeps as the member. */
+export interface MemberJoin {
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  sessionTimeoutMs: number;
+  /** <= 0 in a join (JoinGroup v0): "same as the session timeout", which the member then keeps. */
+  rebalanceTimeoutMs: number;
+  protocolType: string;
+  protocols: ProtocolMetadata[];
+  /** HTTP members cannot run an assignor; when such a member leads, the broker assigns. */
+  brokerAssigns: boolean;
+}
+
+export interface JoinGroupInput extends MemberJoin {
   type: "join";
   token: RequestToken;
   groupId: string;
   /** "" for a first join. */
   memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  sessionTimeoutMs: number;
-  /** <= 0 (JoinGroup v0) means "same as the session timeout". */
-  rebalanceTimeoutMs: number;
-  protocolType: string;
-  protocols: ProtocolMetadata[];
   /** JoinGroup v4+: a new dynamic member first gets MEMBER_ID_REQUIRED with its id. */
   requireKnownMemberId: boolean;
-  /** HTTP members cannot run an assignor; when such a member leads, the broker assigns. */
-  brokerAssigns: boolean;
 }
 
 export interface SyncGroupInput {
