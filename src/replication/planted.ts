@@ -37,7 +37,18 @@ export type PlantedBug =
   /** reassignment.ts: a move completes at once with ISR = target, before the adding copied. */
   | "reassign-isr-is-target"
   /** reassignment.ts: a cancel restores the original ISR too, lagging members included. */
-  | "cancel-isr-is-original";
+  | "cancel-isr-is-original"
+  /**
+   * test/sim controller shell (ControllerService.#maybeUnfence before 6b9a12d): a fenced broker
+   * is unfenced once it has applied its own registration, before the elections that took its
+   * leaderships away (chaos seed 32: a stale coordinator answered OffsetFetch 795 commits old).
+   */
+  | "unfence-on-registration"
+  /**
+   * test/sim broker shell (GroupService.coordinates before the lease check): a leader whose
+   * session lease ran out (cut off from the controller) still answers OffsetFetch.
+   */
+  | "coordinator-without-lease";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "hw-majority-of-replicas",
@@ -55,6 +66,8 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "alter-without-partition-epoch",
   "reassign-isr-is-target",
   "cancel-isr-is-original",
+  "unfence-on-registration",
+  "coordinator-without-lease",
 ];
 
 /** Mutable: tests add a name, run, and clear it. Empty in production. */

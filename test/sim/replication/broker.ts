@@ -23,6 +23,7 @@ import { planted } from "../../../src/replication/planted.ts";
 import { LeaderEpochCache } from "../../../src/storage/epoch-cache.ts";
 import type { Env } from "./cluster.ts";
 import { Controller } from "./controller.ts";
+import { GroupShell } from "./group.ts";
 import { MetaNode } from "./metadata.ts";
 import {
   CHECKPOINT_MS,
@@ -49,7 +50,7 @@ const ZOMBIE_GRACE_MS = 100;
 /** node.ts MAX_HOPS. */
 const MAX_HOPS = 2;
 
-interface AckWaiter {
+export interface AckWaiter {
   lastOffset: number;
   base: number;
   ids: string[];
@@ -97,6 +98,8 @@ export class Broker {
   core: LeaderCore | null = null;
   followerHw = 0;
   acks: AckWaiter[] = [];
+  /** The group coordinator on this broker (while it leads the partition). */
+  readonly group = new GroupShell(this);
   /** Highest leader epoch this broker appended client records in (this incarnation). */
   appendEpoch = -1;
   // Fetcher
@@ -277,6 +280,7 @@ export class Broker {
       lagTimeMaxMs: LAG_TIME_MAX_MS,
     });
     this.fetchOut = null;
+    this.group.load();
     this.#log(
       `broker ${this.id} leads epoch ${this.leaderEpoch} (log end ${this.logEnd}, hw ${hw}, isr [${this.isr}])`,
     );
@@ -618,15 +622,6 @@ export class Broker {
     } else if (m.seq !== last + 1) {
       return reply(E.OUT_OF_ORDER_SEQUENCE);
     } else {
-      this.env.check.leaderAppend(this.id, this.leaderEpoch);
-      if (this.leaderEpoch < this.appendEpoch) {
-        this.env.check.fail(
-          `(4) broker ${this.id} appends in epoch ${this.leaderEpoch} after ${this.appendEpoch}`,
-        );
-      }
-      this.appendEpoch = this.leaderEpoch;
-      if (this.leaderEpoch < this.env.latest().part.leaderEpoch) this.env.counts.zombieAppends++;
-      base = this.logEnd;
       ids = [];
       const recs: Rec[] = [];
       for (let i = 0; i < m.n; i++) {
@@ -634,16 +629,30 @@ export class Broker {
         ids.push(id);
         recs.push({ epoch: this.leaderEpoch, pid: m.pid, seq: m.seq, id });
       }
-      this.#append(recs);
-      this.core.onLocal(this.logEnd, this.durableEnd);
-      this.#syncLocal();
+      base = this.leaderAppend(recs);
     }
-    const w: AckWaiter = {
-      lastOffset: base + ids.length - 1,
-      base,
-      ids,
-      reply: (code) => reply(code, base),
-    };
+    this.awaitHw({ lastOffset: base + ids.length - 1, base, ids, reply: (c) => reply(c, base) });
+  }
+
+  /** A leader's append (the lease and the ISR checked by the caller): returns its base offset. */
+  leaderAppend(recs: Rec[]): number {
+    this.env.check.leaderAppend(this.id, this.leaderEpoch);
+    if (this.leaderEpoch < this.appendEpoch) {
+      this.env.check.fail(
+        `(4) broker ${this.id} appends in epoch ${this.leaderEpoch} after ${this.appendEpoch}`,
+      );
+    }
+    this.appendEpoch = this.leaderEpoch;
+    if (this.leaderEpoch < this.env.latest().part.leaderEpoch) this.env.counts.zombieAppends++;
+    const base = this.logEnd;
+    this.#append(recs);
+    this.core!.onLocal(this.logEnd, this.durableEnd);
+    this.#syncLocal();
+    return base;
+  }
+
+  /** acks=all: answered once the high watermark passes the last record. */
+  awaitHw(w: AckWaiter): void {
     if (this.highWatermark() > w.lastOffset) this.#afterCommit(w);
     else this.acks.push(w);
   }
@@ -729,6 +738,10 @@ export class Broker {
         return this.#fetched(from, m);
       case "produce":
         return this.#produce(from, m);
+      case "commit":
+        return this.group.commit(from, m);
+      case "offsetFetch":
+        return this.group.offsetFetch(from, m);
       case "read": {
         if (this.core === null) {
           const ids: string[] = [];

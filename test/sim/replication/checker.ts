@@ -15,7 +15,10 @@
 //     after it, snapshots included) — test/sim/raft's checker, run over the brokers' Raft nodes;
 // (8) in every broker's applied metadata, partition epochs and leader epochs only grow;
 // (9) a reassignment's replica set is its original set while queued, original ∪ target while
-//     copying, and it ends on the target (completed) or on the original set (cancelled).
+//     copying, and it ends on the target (completed) or on the original set (cancelled);
+// (10) with group offsets: an OffsetFetch answer is no older than the last commit acknowledged
+//     before it was asked (whoever answers, as coordinator, holds that commit and answers from it
+//     or a later one).
 import type { RaftNode } from "../../../src/cluster/raft/node.ts";
 import type { Entry } from "../../../src/cluster/raft/types.ts";
 import type { MetaError } from "../../../src/meta/errors.ts";
@@ -119,6 +122,36 @@ export class Checker {
       this.fail(`(3) a consumer saw ${id} at ${o} above every high watermark`);
     }
     this.seen.set(o, id);
+  }
+
+  /** The newest offset commit acknowledged to the group member: its log offset and record. */
+  lastCommit: { at: number; id: string } | undefined;
+  /** OffsetFetch request -> the newest acknowledged commit when it was sent. */
+  readonly fetchAsked = new Map<number, { at: number; id: string } | undefined>();
+
+  commitAcked(at: number, id: string): void {
+    if (this.lastCommit === undefined || at > this.lastCommit.at) this.lastCommit = { at, id };
+  }
+
+  offsetAsked(rid: number): void {
+    this.fetchAsked.set(rid, this.lastCommit);
+  }
+
+  /**
+   * Broker `b` answers OffsetFetch `rid` from the commit at log offset `at` of its `log`: that
+   * must be no older than the commit acknowledged last before the request was sent, and its log
+   * must hold that commit.
+   */
+  offsetAnswer(rid: number, b: number, epoch: number, log: Rec[], at: number): void {
+    const need = this.fetchAsked.get(rid);
+    if (need === undefined) return;
+    if (at < need.at || log[need.at]?.id !== need.id) {
+      this.fail(
+        `(10) broker ${b} (epoch ${epoch}) answered OffsetFetch from the commit at ${at}, older than ${need.id} at ${need.at}, acknowledged before it was asked (its log holds ${
+          log[need.at]?.id
+        } there)`,
+      );
+    }
   }
 
   leaderAppend(b: number, epoch: number): void {

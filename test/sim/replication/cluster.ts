@@ -91,6 +91,8 @@ const COUNTS = [
   "reassignRefused",
   "reassignCompleted",
   "reassignCancelled",
+  "offsetCommits",
+  "offsetFetches",
 ];
 
 export class ReplicationCluster implements Env {
@@ -110,8 +112,15 @@ export class ReplicationCluster implements Env {
   proposed?: (id: number, r: MetadataRecord) => void;
   /** "from>to" -> extra delay (ms) of a slow link: its messages wait, and overtake each other. */
   readonly slow = new Map<string, number>();
+  /**
+   * "from>to" -> until when the metadata log's data on that link (Raft appends and snapshots) is
+   * held: a transfer stuck retransmitting after loss or a cut, while small messages (Raft
+   * heartbeats, votes, the broker's calls to the controller) get through. The broker knows the
+   * controller and keeps its session, but its metadata lags.
+   */
+  readonly raftStalls = new Map<string, number>();
 
-  constructor(readonly seed: number, readonly repairElections = true) {
+  constructor(readonly seed: number, readonly repairElections = true, offsets = false) {
     this.rng = new Rng(seed);
     this.netRng = this.rng.fork();
     this.net = new SimNetwork<Msg>(this.netRng, { minDelayMs: 1, maxDelayMs: 8 });
@@ -137,7 +146,8 @@ export class ReplicationCluster implements Env {
       b.reconcile();
       b.metaNode.boot();
     }
-    this.clients = new Clients(this);
+    // The group member draws from a stream of its own, forked last: runs without it replay.
+    this.clients = new Clients(this, offsets ? this.rng.fork() : undefined);
   }
 
   get now(): number {
@@ -196,7 +206,15 @@ export class ReplicationCluster implements Env {
   }
 
   send(from: NodeId, to: NodeId, msg: Msg): void {
-    const extra = this.slow.size === 0 ? undefined : this.slow.get(`${from}>${to}`);
+    const key = `${from}>${to}`;
+    const extra = this.slow.size === 0 ? undefined : this.slow.get(key);
+    const data = msg.t === "raft" && (msg.m.type === "app" || msg.m.type === "snap");
+    const stall = data && this.raftStalls.size !== 0 ? this.raftStalls.get(key) ?? 0 : 0;
+    if (stall > this.now) {
+      // Held until the connection recovers, then sent in order.
+      this.at(stall, () => this.net.send(from, to, msg, this.now));
+      return;
+    }
     if (extra === undefined) return this.net.send(from, to, msg, this.now);
     this.at(this.now + this.rng.int(0, extra), () => this.net.send(from, to, msg, this.now));
   }

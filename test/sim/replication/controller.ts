@@ -260,7 +260,8 @@ export class Controller {
     let at = this.#unfenceAt.get(id);
     if (at === undefined) this.#unfenceAt.set(id, at = this.b.applied);
     const applied = self ? this.b.applied : this.sessions.appliedIndex(id);
-    if (applied < b.epoch || applied < at) return;
+    if (applied < b.epoch) return;
+    if (applied < at && !(planted.size !== 0 && planted.has("unfence-on-registration"))) return;
     this.#serial(`unfence:${id}`, () => this.#unfence(id));
   }
 

@@ -21,6 +21,8 @@ import type { ReplicaFetchResult } from "../../../src/replication/follower.ts";
 export const BROKERS = [1, 2, 3] as const;
 export const PRODUCERS = [11, 12] as const;
 export const CONSUMER = 13;
+/** A consumer group's member: commits offsets and reads them back (OffsetCommit/OffsetFetch). */
+export const GROUP = 14;
 export const MIN_INSYNC = 2;
 export const LAG_TIME_MAX_MS = 600;
 /** Production: 3000 / 250 / 300; scaled down with everything else. */
@@ -54,6 +56,7 @@ export const E = {
   NONE: 0,
   OFFSET_OUT_OF_RANGE: 1,
   NOT_LEADER_OR_FOLLOWER: 6,
+  NOT_COORDINATOR: 16,
   NOT_ENOUGH_REPLICAS: 19,
   NOT_ENOUGH_REPLICAS_AFTER_APPEND: 20,
   OUT_OF_ORDER_SEQUENCE: 45,
@@ -69,6 +72,8 @@ export interface Rec {
   seq: number;
   /** Unique per produced record: `${pid}.${seq}.${n}`. */
   id: string;
+  /** An offset commit (pid GROUP, one record per attempt): the committed position. */
+  commit?: number;
 }
 
 export type Msg =
@@ -103,7 +108,13 @@ export type Msg =
   | { t: "produce"; rid: number; pid: number; seq: number; n: number }
   | { t: "produceResp"; rid: number; errorCode: number; base: number }
   | { t: "read"; rid: number; offset: number }
-  | { t: "readResp"; rid: number; errorCode: number; offset: number; ids: string[] };
+  | { t: "readResp"; rid: number; errorCode: number; offset: number; ids: string[] }
+  /** OffsetCommit: `attempt` is unique per request (a retry is a new attempt, as in Kafka). */
+  | { t: "commit"; rid: number; attempt: number; value: number }
+  | { t: "commitResp"; rid: number; errorCode: number; base: number }
+  | { t: "offsetFetch"; rid: number }
+  /** `at`: the log offset of the commit record the answer comes from (-1: none). */
+  | { t: "offsetFetchResp"; rid: number; errorCode: number; value: number; at: number };
 
 export type Timer =
   | { k: "tick"; node: number }

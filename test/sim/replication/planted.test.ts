@@ -7,6 +7,7 @@ import { planted, type PlantedBug } from "../../../src/replication/planted.ts";
 import { type ReplicationRunOptions, runReplicationSeed } from "./scenario.ts";
 
 const REASSIGN: ReplicationRunOptions = { reassign: true };
+const OFFSETS: ReplicationRunOptions = { offsets: true };
 
 /** Seeds each bug must be caught within, the invariant expected to catch it, and run options. */
 const CAUGHT: [PlantedBug, number, RegExp, ReplicationRunOptions?][] = [
@@ -32,6 +33,11 @@ const CAUGHT: [PlantedBug, number, RegExp, ReplicationRunOptions?][] = [
   // restores the original ISR puts a lagging replica back in it.
   ["reassign-isr-is-target", 200, /^\(5\)|^\(1\)|^\(3\)/, REASSIGN],
   ["cancel-isr-is-original", 300, /^\(1\)|^\(3\)|^\(5\)/, REASSIGN],
+  // Group offsets (a member committing and reading back): the rule chaos seed 32 caught, a
+  // broker fenced while cut off unfenced before it applied the elections that replaced it; and
+  // a coordinator answering OffsetFetch after its lease ran out.
+  ["unfence-on-registration", 200, /^\(10\)/, OFFSETS],
+  ["coordinator-without-lease", 300, /^\(10\)/, OFFSETS],
 ];
 
 /** Not caught by this model within the budget (see the doc): reported, not asserted. */

@@ -35,10 +35,15 @@ export interface ReplicationRunOptions {
    * cancels, sent to whichever broker runs the controller (REPLICATION_SIM_REASSIGN=1).
    */
   reassign?: boolean;
+  /**
+   * A consumer group's member commits offsets and reads them back (OffsetCommit/OffsetFetch)
+   * from whoever it believes coordinates the group; invariant (10) (REPLICATION_SIM_OFFSETS=1).
+   */
+  offsets?: boolean;
 }
 
 export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}): SeedOutcome {
-  const c = new ReplicationCluster(seed, o.repairElections ?? true);
+  const c = new ReplicationCluster(seed, o.repairElections ?? true, o.offsets ?? false);
   c.trace = o.log;
   const rng = c.rng.fork();
   c.fsyncMaxMs = rng.int(5, 60);
@@ -47,9 +52,22 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
     c.net.heal();
     for (const b of blocks) for (const [x, y] of b.pairs) c.net.blockOneWay(x, y);
   };
+  // The group offsets' extra faults draw from a stream of their own: runs without replay as before.
+  const offsets = o.offsets ? c.rng.fork() : undefined;
+  const stallRaft = (from: number, to: number) => {
+    const key = `${from}>${to}`;
+    c.raftStalls.set(key, Math.max(c.raftStalls.get(key) ?? 0, c.now + offsets!.int(200, 1500)));
+    c.log(`raft link ${key} stalled until ${c.raftStalls.get(key)}`);
+  };
   const expireBlocks = () => {
     const before = blocks.length;
-    for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i].until <= c.now) blocks.splice(i, 1);
+    for (let i = blocks.length - 1; i >= 0; i--) {
+      if (blocks[i].until > c.now) continue;
+      // With group offsets: half the time a cut link's Raft connection recovers late (its TCP
+      // retransmissions backed off) while new calls on it get through at once.
+      if (offsets?.chance(0.5)) { for (const [x, y] of blocks[i].pairs) stallRaft(x, y); }
+      blocks.splice(i, 1);
+    }
     if (blocks.length !== before) applyBlocks();
   };
   const lossy = () =>
@@ -74,6 +92,12 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
       : aim < 0.5 && up.includes(led)
       ? led
       : rng.pick(up);
+    if (offsets !== undefined && offsets.chance(0.2)) {
+      // A stalled Raft connection from the metadata leader to x while x's calls to the
+      // controller get through: x's metadata lags its session.
+      const from = ctl >= 0 && ctl !== x ? ctl : offsets.pick(BROKERS.filter((id) => id !== x));
+      stallRaft(from, x);
+    }
     if (r < 0.2) {
       c.crash(x, rng.int(50, 2000));
     } else if (r < 0.3) {
@@ -170,6 +194,7 @@ export function runReplicationSeed(seed: number, o: ReplicationRunOptions = {}):
     chaos = false;
     blocks.length = 0;
     c.slow.clear();
+    c.raftStalls.clear();
     c.net.heal();
     c.net.setOptions({ lossRate: 0, dupRate: 0, stragglerRate: 0, maxDelayMs: 8 });
     for (const id of BROKERS) {

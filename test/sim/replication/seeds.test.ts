@@ -93,6 +93,33 @@ test(`replication simulation with reassignments: ${REASSIGN_SEEDS} seeds`, () =>
   }
 }, 120_000);
 
+/** With a consumer group's member committing offsets and reading them back (invariant 10). */
+const OFFSETS_SEEDS = 300;
+
+test(`replication simulation with group offsets: ${OFFSETS_SEEDS} seeds`, () => {
+  const failures: string[] = [];
+  const totals: Record<string, number> = {};
+  const t0 = performance.now();
+  for (let seed = 1; seed <= OFFSETS_SEEDS; seed++) {
+    const out = runReplicationSeed(seed, { offsets: true });
+    if (out.failure !== undefined) {
+      failures.push(
+        `seed ${seed}: ${out.failure} (REPLICATION_SIM_OFFSETS=1 npm run sim -- replication --seeds 1 --from ${seed} --verbose)`,
+      );
+    }
+    for (const [k, v] of Object.entries(out.counts)) totals[k] = (totals[k] ?? 0) + v;
+  }
+  console.log(
+    `replication sim with group offsets: ${OFFSETS_SEEDS} seeds in ${
+      ((performance.now() - t0) / 1000).toFixed(1)
+    } s, totals ${JSON.stringify(totals)}`,
+  );
+  expect(failures).toEqual([]);
+  for (const k of ["offsetCommits", "offsetFetches", "controllerTakeovers", "acked"]) {
+    expect(totals[k]).toBeGreaterThan(0);
+  }
+}, 120_000);
+
 test("the same seed replays exactly", () => {
   const run = () => {
     const trace: string[] = [];
