@@ -91,21 +91,9 @@ export class Replica {
     return this.#core !== null;
   }
 
-  /**
-   * Single-copy partitions keep the single broker's behaviour: readers see what is written. So
-   * does a one-replica partition that a reassignment copies to new replicas, while its ISR is
-   * still the leader alone and no replica is proposed to join it: its producers keep the
-   * durability they had (RF 1, as Kafka's ISR of one) instead of waiting, on every write while
-   * the move runs, for the leader's fsync on a disk busy with the copy. The leader proposes a
-   * new replica only once it holds everything up to the log end (the watermark here), and from
-   * that proposal on the watermark counts its copy and synced bytes, so nothing acknowledged is
-   * missing from a replica the move then hands leadership to.
-   */
+  /** Single-copy partitions keep the single broker's behaviour: readers see what is written. */
   get #single(): boolean {
-    if (this.replicas.length === 1) return true;
-    const ra = this.reassignment;
-    return ra !== null && ra.started && ra.original.length === 1 && this.isr.length === 1 &&
-      this.#core?.pending == null;
+    return this.replicas.length === 1;
   }
 
   highWatermark(): number {
@@ -220,7 +208,6 @@ export class Replica {
       // What a single copy serves and acknowledges is committed: the core's watermark follows,
       // so a replica a reassignment adds must copy all of it before it can join the ISR.
       this.#core.onLocal(this.log.logEndOffset(), this.log.logEndOffset());
-      this.#releaseAcks(); // writes of a spell with a replica proposed (refused since) wait
       this.hooks.onHighWatermark(this);
       return;
     }
@@ -339,8 +326,6 @@ export class Replica {
   /** The controller refused our proposal: the next tick recomputes it. */
   proposalRefused(errorCode?: number, proposal?: IsrProposal): void {
     this.#core?.onProposalRefused(errorCode, proposal, this.hooks.now());
-    // A moving single copy whose new replica was refused counts its own copy alone again.
-    if (this.#core !== null && this.#single) this.#releaseAcks();
   }
 
   /** Follower: the leader's high watermark, from a fetch answer. */
