@@ -111,10 +111,10 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
     case "AclDeleted":
       applyAclRecord(db, r);
       return;
-    case "BrokerRegistered":
+    case "BrokerRegistered": {
       brokersTableChanged();
-      db.insert(s.brokers).values({
-        nodeId: r.nodeId,
+      // A broker registering again (a restart) replaces its row.
+      const row = {
         host: r.host,
         kafkaPort: r.kafkaPort,
         httpPort: r.httpPort,
@@ -123,20 +123,11 @@ function applyOne(db: MetaConn, r: MetadataRecord, index: number): void {
         fenced: r.fenced ?? false,
         epoch: index,
         registeredAt: r.timestamp,
-      }).onConflictDoUpdate({
-        target: s.brokers.nodeId,
-        set: {
-          host: r.host,
-          kafkaPort: r.kafkaPort,
-          httpPort: r.httpPort,
-          clusterPort: r.clusterPort,
-          rack: r.rack,
-          fenced: r.fenced ?? false,
-          epoch: index,
-          registeredAt: r.timestamp,
-        },
-      }).run();
+      };
+      db.insert(s.brokers).values({ nodeId: r.nodeId, ...row })
+        .onConflictDoUpdate({ target: s.brokers.nodeId, set: row }).run();
       return;
+    }
     case "BrokerFenced": {
       brokersTableChanged();
       const res = db.update(s.brokers).set({ fenced: r.fenced }).where(

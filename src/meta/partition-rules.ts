@@ -11,7 +11,7 @@ export interface PartitionRow {
   partitionEpoch: number;
   replicas: number[];
   isr: number[];
-  /** A reassignment in flight (absent or null: none). */
+  /** A reassignment in flight (src/replication/reassignment.ts); null or absent when none. */
   reassignment?: ReassignmentState | null;
 }
 

@@ -12,7 +12,8 @@ import type { MetaDb } from "./migrate.ts";
 import { openMetaDb } from "./migrate.ts";
 import { LocalMetadataLog, type MetadataLog } from "./log.ts";
 import { brokersTableVersion } from "./apply.ts";
-import type { MetadataRecord, PartitionAssignment, ReassignmentState } from "./records.ts";
+import type { PartitionRow } from "./partition-rules.ts";
+import type { MetadataRecord, PartitionAssignment } from "./records.ts";
 import * as s from "./schema.ts";
 import * as g from "./groups.ts";
 import * as users from "./users.ts";
@@ -58,15 +59,9 @@ export interface StoreOptions {
   now?: () => number;
 }
 
-export interface PartitionInfo {
+/** A partition's row (its leader, epochs, replicas, ISR and any reassignment) with its index. */
+export interface PartitionInfo extends PartitionRow {
   partition: number;
-  leader: number;
-  leaderEpoch: number;
-  partitionEpoch: number;
-  replicas: number[];
-  isr: number[];
-  /** A reassignment in flight (src/replication/reassignment.ts); null or absent when none. */
-  reassignment?: ReassignmentState | null;
 }
 
 export interface TopicInfo {
