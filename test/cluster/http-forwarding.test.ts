@@ -517,6 +517,13 @@ describe("HTTP on any broker", () => {
       expect(read.status).toBe(503);
       const whole = await call(asker, "GET", "/topics/rf1/records?from=earliest");
       expect(whole.status).toBe(503);
+      const raw = await call(
+        asker,
+        "GET",
+        `/topics/rf1/partitions/${lost.partition}/batches?offset=0`,
+      );
+      expect(raw.status).toBe(503);
+      expect(raw.body.error_code).toBe(50306);
       // The RF 3 partition has a new leader: writable and readable via both survivors.
       await waitFor("the RF 3 partition written after failover", 20_000, async () => {
         for (const b of bs.filter((x) => x !== victim)) {
@@ -535,6 +542,16 @@ describe("HTTP on any broker", () => {
         );
         expect(q.status).toBe(200);
         expect(q.body.records.filter((x: { value: string }) => x.value === "after").length).toBe(2);
+      }
+      // Its stored batches too, from the new leader, whichever survivor is asked.
+      for (const b of bs.filter((x) => x !== victim)) {
+        const res = await fetch(
+          `${b.httpUrl}/topics/rf3/partitions/${moved.partition}/batches?offset=0&max_bytes=1048576`,
+        );
+        expect(res.status).toBe(200);
+        const values = decodeRecordBatches(new Uint8Array(await res.arrayBuffer()))
+          .flatMap((x) => x.records ?? []).map((rec) => new TextDecoder().decode(rec.value!));
+        expect(values.filter((v) => v === "after").length).toBe(2);
       }
     },
     60_000,
