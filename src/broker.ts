@@ -54,6 +54,8 @@ export interface Broker {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly version: string;
+  /** --data-dir: partition directories are under logs/ (an operator's repair decision goes there). */
+  readonly dataDir: string;
   readonly log: Logger;
   readonly partitions: PartitionManager;
   readonly meta: MetadataStore;
@@ -254,6 +256,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       // Idle partitions' files close and reopen on use, so the partition count is not bounded by
       // the open-file limit (docs/storage.md, Descriptors).
       maxOpenFiles: partitionFileBudget(limits.openFileLimit, limits.maxConnections),
+      // After a clean stop the logs open on first use (docs/storage.md, Lazy open).
+      lazyOpen: true,
     });
     const reserve = new SpaceReserve(cfg.dataDir, log);
     reserve.ensure();
@@ -514,6 +518,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       nodeId: meta.nodeId,
       clusterId: meta.clusterId,
       version: VERSION,
+      dataDir: cfg.dataDir,
       log,
       partitions,
       meta,

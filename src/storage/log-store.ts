@@ -4,8 +4,18 @@
 import * as path from "node:path";
 import type { DecompressFn } from "../protocol/record-batch.ts";
 import { type FileIO, realFileIO, writeFileDurable } from "./file-io.ts";
-import type { SegmentPartitionLog } from "./partition-log.ts";
-import { openSegmentLog } from "./recovery.ts";
+import type { LogDeps, SegmentPartitionLog } from "./partition-log.ts";
+import { openCleanSync, openSegmentLog } from "./recovery.ts";
+import {
+  ChangeJournal,
+  decodeJournal,
+  decodeManifest,
+  encodeManifest,
+  JOURNAL_FILE,
+  MANIFEST_FILE,
+  type ManifestEntry,
+} from "./clean-manifest.ts";
+import { LazyPartitionLog } from "./lazy-log.ts";
 import { MapCache, releaseMappingsSoon } from "./segment.ts";
 import { StagingPool } from "./staging.ts";
 import { cachedFileIO, HandleCache, type HandleCacheStats } from "./handle-cache.ts";
@@ -60,6 +70,11 @@ export interface SegmentStoreOptions {
    * recently used are closed and opened again when next used. Default: no bound.
    */
   maxOpenFiles?: number;
+  /**
+   * A clean close writes the clean-shutdown manifest, and an open after one opens the logs it
+   * vouches for lazily, on first use (clean-manifest.ts). Default false: every log opens eagerly.
+   */
+  lazyOpen?: boolean;
 }
 
 interface Meta {
@@ -81,6 +96,11 @@ function dirName(topic: string, partition: number): string {
 
 export class SegmentLogStore implements LogStore {
   private logs = new Map<string, SegmentPartitionLog>();
+  /** Logs the clean-shutdown manifest vouches for, not opened yet (lazy-log.ts). */
+  private lazy = new Map<string, LazyPartitionLog>();
+  /** The manifest's entries this start trusts: in it and not in the journal of changes. */
+  private trusted = new Map<string, ManifestEntry>();
+  private journal: ChangeJournal;
   private opening = new Map<string, Promise<SegmentPartitionLog>>();
   private timers: ReturnType<typeof setInterval>[] = [];
   private closed = false;
@@ -98,17 +118,31 @@ export class SegmentLogStore implements LogStore {
     this.logger = opts.logger ?? noopLogger;
     this.logsDir = path.join(opts.dataDir, "logs");
     this.maps = new MapCache(opts.maxMappings ?? 1024);
+    const changed = decodeJournal(this.io.readFile(path.join(opts.dataDir, JOURNAL_FILE)));
+    const manifest = opts.lazyOpen
+      ? decodeManifest(this.io.readFile(path.join(opts.dataDir, MANIFEST_FILE)))
+      : null;
+    for (const e of manifest ?? []) if (!changed.has(e.name)) this.trusted.set(e.name, e);
+    this.journal = new ChangeJournal(this.io, path.join(opts.dataDir, JOURNAL_FILE), changed);
   }
 
   static async open(opts: SegmentStoreOptions): Promise<SegmentLogStore> {
     const s = new SegmentLogStore(opts);
     s.io.mkdirp(s.logsDir);
+    // Opened eagerly, logs change unjournaled: a manifest left by a lazy run would go stale.
+    const manifest = path.join(opts.dataDir, MANIFEST_FILE);
+    if (!opts.lazyOpen && s.io.exists(manifest)) s.io.unlink(manifest);
     await s.io.syncDir(opts.dataDir);
     const flush = opts.flush ?? { kind: "interval", ms: 1000 };
     if (flush.kind === "interval" && flush.ms > 0) {
       s.timers.push(setInterval(() => s.flushAll(), flush.ms));
     }
     for (const t of s.timers) (t as { unref?: () => void }).unref?.();
+    if (s.trusted.size > 0) {
+      s.logger("info", "logs left clean by the last shutdown open on first use", {
+        logs: s.trusted.size,
+      });
+    }
     return s;
   }
 
@@ -153,6 +187,11 @@ export class SegmentLogStore implements LogStore {
   openLog(spec: PartitionSpec): Promise<PartitionLog> {
     if (this.closed) return Promise.reject(new StorageError("store is closed"));
     const name = dirName(spec.topic, spec.partition);
+    const lazy = this.lazy.get(name) ?? this.lazyOpen(name, spec);
+    if (lazy !== undefined && lazy.topicId === spec.topicId) {
+      if (spec.config) lazy.updateConfig(spec.config);
+      return Promise.resolve(lazy);
+    }
     const open = this.logs.get(name);
     if (open) {
       if (open.topicId !== spec.topicId) {
@@ -169,6 +208,64 @@ export class SegmentLogStore implements LogStore {
       this.opening.set(name, p);
     }
     return p;
+  }
+
+  /** A log the manifest vouches for, as a lazy log (undefined when it does not, or is open). */
+  private lazyOpen(name: string, spec: PartitionSpec): LazyPartitionLog | undefined {
+    const entry = this.trusted.get(name);
+    if (entry === undefined || entry.topicId !== spec.topicId || this.logs.has(name)) return;
+    const config: LogConfig = { ...DEFAULT_LOG_CONFIG, ...this.opts.defaults, ...spec.config };
+    const lazy = new LazyPartitionLog(entry, config, (cfg) => this.openTrusted(name, spec, cfg));
+    this.lazy.set(name, lazy);
+    return lazy;
+  }
+
+  /** First use of a lazy log: its files opened as after a clean stop, or recovered if changed. */
+  private openTrusted(name: string, spec: PartitionSpec, config: LogConfig): SegmentPartitionLog {
+    if (this.closed) throw new StorageError("store is closed");
+    const dir = path.join(this.logsDir, name);
+    const lazy = this.lazy.get(name)!;
+    this.lazy.delete(name);
+    const log = openCleanSync(dir, spec, config, this.logDeps(), lazy.entry);
+    if (log !== null) {
+      log.beforeFirstChange = () => this.journal.note(name);
+      this.logs.set(name, log);
+      this.logger("debug", "partition log opened", {
+        dir,
+        lazy: true,
+        logStart: log.logStart,
+        logEnd: log.logEndOffset(),
+        ...log.recovery,
+      });
+      return log;
+    }
+    // Changed on disk since the clean stop: opened (and recovered) the ordinary way, meanwhile
+    // refused (retriable), and never trusted again.
+    this.trusted.delete(name);
+    this.logger("warn", "log changed since the clean shutdown recorded it: recovering it", {
+      dir: name,
+    });
+    void this.journal.note(name).catch(() => {});
+    this.openLog({ ...spec, config }).then(
+      (l) => lazy.adopt(l as SegmentPartitionLog),
+      (e) => this.logger("error", "could not open log", { dir: name, error: String(e) }),
+    );
+    throw new StorageError(`${name} is being recovered`);
+  }
+
+  private logDeps(): LogDeps {
+    return {
+      io: this.io,
+      clock: this.opts.clock ?? systemClock,
+      logger: this.logger,
+      flush: this.opts.flush ?? { kind: "interval", ms: 1000 },
+      maps: this.maps,
+      staging: this.staging,
+      decompress: this.opts.decompress,
+      stats: this.opts.stats,
+      zeroAhead: this.opts.zeroAhead,
+      checkpointAfterSyncMs: this.opts.checkpointIntervalMs ?? 1000,
+    };
   }
 
   private async doOpen(name: string, spec: PartitionSpec): Promise<SegmentPartitionLog> {
@@ -195,18 +292,14 @@ export class SegmentLogStore implements LogStore {
       await this.writeMeta(dir, spec);
       await this.logsDirSync();
     }
-    const log = await openSegmentLog(dir, spec.topic, spec.partition, spec.topicId, config, {
-      io: this.io,
-      clock: this.opts.clock ?? systemClock,
-      logger: this.logger,
-      flush: this.opts.flush ?? { kind: "interval", ms: 1000 },
-      maps: this.maps,
-      staging: this.staging,
-      decompress: this.opts.decompress,
-      stats: this.opts.stats,
-      zeroAhead: this.opts.zeroAhead,
-      checkpointAfterSyncMs: this.opts.checkpointIntervalMs ?? 1000,
-    });
+    const log = await openSegmentLog(
+      dir,
+      spec.topic,
+      spec.partition,
+      spec.topicId,
+      config,
+      this.logDeps(),
+    );
     if (this.closed) {
       log.abandon();
       throw new StorageError("store closed while opening");
@@ -250,12 +343,16 @@ export class SegmentLogStore implements LogStore {
   }
 
   getLog(topic: string, partition: number): PartitionLog | undefined {
-    return this.logs.get(dirName(topic, partition));
+    const name = dirName(topic, partition);
+    return this.logs.get(name) ?? this.lazy.get(name);
   }
 
   async deleteLog(topic: string, partition: number): Promise<void> {
     const name = dirName(topic, partition);
     await this.opening.get(name)?.catch(() => {});
+    // Gone from under the manifest's entry: a log of this name is never trusted again.
+    if (this.trusted.delete(name)) await this.journal.note(name);
+    this.lazy.delete(name);
     const log = this.logs.get(name);
     if (log) {
       log.abandon();
@@ -270,24 +367,27 @@ export class SegmentLogStore implements LogStore {
   listLogs(): PartitionLogInfo[] {
     const out: PartitionLogInfo[] = [];
     for (const name of this.io.readdir(this.logsDir)) {
-      const meta = this.readMeta(path.join(this.logsDir, name));
+      const meta = this.trusted.get(name) ?? this.readMeta(path.join(this.logsDir, name));
       if (!meta) continue;
       out.push({
         topic: meta.topic,
         partition: meta.partition,
         topicId: meta.topicId,
-        open: this.logs.has(name),
+        open: this.logs.has(name) || this.lazy.has(name),
       });
     }
     return out;
   }
 
   async enforceRetention(): Promise<void> {
-    for (const log of this.logs.values()) {
+    for (const log of [...this.logs.values(), ...this.lazy.values()]) {
       try {
         await log.enforceRetention();
       } catch (e) {
-        this.logger("warn", "retention failed", { dir: log.dir, error: String(e) });
+        this.logger("warn", "retention failed", {
+          dir: `${log.topic}-${log.partition}`,
+          error: String(e),
+        });
       }
     }
   }
@@ -352,6 +452,46 @@ export class SegmentLogStore implements LogStore {
       if (r.status === "rejected") {
         this.logger("error", "close failed", { error: String(r.reason) });
       }
+    }
+    if (this.opts.lazyOpen) await this.writeManifest(logs);
+  }
+
+  /**
+   * After a clean close: the manifest of every log left clean (closed clean now, or never opened
+   * since the last one), then the journal emptied. Without it the next start opens every log.
+   */
+  private async writeManifest(closed: SegmentPartitionLog[]): Promise<void> {
+    const entries: ManifestEntry[] = [];
+    for (const l of closed) {
+      if (!l.cleanOnDisk || l.quarantine !== null || l.damaged() !== null) continue;
+      const cp = l.checkpointData(true);
+      entries.push({
+        name: dirName(l.topic, l.partition),
+        topic: l.topic,
+        partition: l.partition,
+        topicId: l.topicId,
+        logStart: cp.logStart,
+        logEnd: l.logEndOffset(),
+        activeBase: cp.activeBase,
+        activeSize: cp.activeSize,
+        epoch: l.latestEpoch(),
+        sizeBytes: l.sizeBytes(),
+        segments: l.segments.length,
+      });
+    }
+    for (const lazy of this.lazy.values()) if (lazy.opened === null) entries.push(lazy.entry);
+    this.lazy.clear();
+    try {
+      await this.journal.close();
+      await writeFileDurable(
+        this.io,
+        path.join(this.opts.dataDir, MANIFEST_FILE),
+        encodeManifest(entries),
+      );
+      this.io.unlink(path.join(this.opts.dataDir, JOURNAL_FILE));
+      await this.io.syncDir(this.opts.dataDir);
+    } catch (e) {
+      this.logger("warn", "could not write the clean-shutdown manifest", { error: String(e) });
     }
   }
 }

@@ -133,6 +133,11 @@ export class SegmentPartitionLog implements PartitionLog {
    * I/O at start, at checkpoints or at shutdown.
    */
   cleanOnDisk = false;
+  /**
+   * Set while this log is vouched for by the clean-shutdown manifest (clean-manifest.ts): the
+   * first change after a start waits for it (the log named in the journal) before it is on disk.
+   */
+  beforeFirstChange: (() => Promise<void>) | null = null;
   /** The "unclean" checkpoint being written before the first change's acknowledgement. */
   private uncleanMark: Promise<void> | null = null;
   private lastCheckpoint = "";
@@ -604,12 +609,21 @@ export class SegmentPartitionLog implements PartitionLog {
    * Write the epoch cache durably, after any write of it in flight; writes asked for meanwhile
    * are one write of the newest cache, and none once the log is closing (close writes it).
    */
+  /** Before the first change to files the clean-shutdown manifest vouches for (see above). */
+  private async noteChange(): Promise<void> {
+    const note = this.beforeFirstChange;
+    if (note === null) return;
+    await note();
+    this.beforeFirstChange = null;
+  }
+
   private persistEpochs(): void {
     if (this.epochWriteQueued) return;
     this.epochWriteQueued = true;
     this.epochWrites = this.epochWrites.then(async () => {
       this.epochWriteQueued = false;
       if (this.closed) return;
+      await this.noteChange();
       const p = path.join(this.dir, EPOCH_FILE);
       await writeFileDurable(this.deps.io, p, this.epochs.encode());
     }).catch((e) =>
@@ -917,6 +931,7 @@ export class SegmentPartitionLog implements PartitionLog {
    */
   writeCheckpoint(clean: boolean): Promise<void> {
     const run = async () => {
+      if (!clean) await this.noteChange();
       const data = this.checkpointData(clean);
       const json = JSON.stringify(data);
       this.lastCheckpointAt = performance.now();

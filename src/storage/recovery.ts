@@ -106,16 +106,7 @@ export async function openSegmentLog(
   let quarantine: QuarantineState | null = readQuarantine(io, dir);
   /** The log no longer matches a clean checkpoint (a skipped range got its segment). */
   let reshaped = false;
-  const names = io.readdir(dir);
-  for (const n of names) if (n.endsWith(".tmp")) io.unlink(path.join(dir, n));
-  const bases = names.flatMap((n) => {
-    const m = /^(\d{20})\.log$/.exec(n);
-    return m ? [Number(m[1])] : [];
-  }).sort((a, b) => a - b);
-  for (const n of names) {
-    const m = /^(\d{20})\.(index|timeindex)$/.exec(n);
-    if (m && !bases.includes(Number(m[1]))) io.unlink(path.join(dir, n));
-  }
+  const bases = segmentBases(deps, dir);
   // No segment and no checkpoint: a partition created now, with nothing to recover.
   const created = bases.length === 0 && cp === null;
   if (bases.length === 0) {
@@ -172,20 +163,10 @@ export async function openSegmentLog(
     }
   }
   // Epoch cache: the persisted one below the scan start, re-derived above it.
-  const epochBytes = io.readFile(path.join(dir, EPOCH_FILE));
-  let epochs = epochBytes ? LeaderEpochCache.decode(epochBytes) : null;
   const scanStartOffset = scanFrom < segs.length
     ? segs[scanFrom].baseOffset
     : Number.POSITIVE_INFINITY;
-  if (!epochs) {
-    epochs = new LeaderEpochCache();
-    const e = epochs;
-    log.forEachHeader(0, (h) => {
-      if (h.baseOffset < scanStartOffset) e.assign(h.partitionLeaderEpoch, h.baseOffset);
-    });
-  }
-  epochs.truncateFromEnd(scanStartOffset);
-  log.epochs = epochs;
+  const epochs = loadEpochs(log, scanStartOffset);
   // Scan the unverified tail.
   const rp = cp ? cp.recoveryPoint : 0;
   let bad: Bad | null = null;
@@ -327,6 +308,122 @@ export async function openSegmentLog(
       ...log.recovery,
     },
   );
+  return log;
+}
+
+/** The segments' base offsets, ascending; leftover temp files and orphaned indexes removed. */
+function segmentBases(deps: LogDeps, dir: string): number[] {
+  const io = deps.io;
+  const names = io.readdir(dir);
+  for (const n of names) if (n.endsWith(".tmp")) io.unlink(path.join(dir, n));
+  const bases = names.flatMap((n) => {
+    const m = /^(\d{20})\.log$/.exec(n);
+    return m ? [Number(m[1])] : [];
+  }).sort((a, b) => a - b);
+  for (const n of names) {
+    const m = /^(\d{20})\.(index|timeindex)$/.exec(n);
+    if (m && !bases.includes(Number(m[1]))) io.unlink(path.join(dir, n));
+  }
+  return bases;
+}
+
+/** The persisted epoch cache (or one derived from the headers) below `below`, set on the log. */
+function loadEpochs(log: SegmentPartitionLog, below: number): LeaderEpochCache {
+  const epochBytes = log.deps.io.readFile(path.join(log.dir, EPOCH_FILE));
+  let epochs = epochBytes ? LeaderEpochCache.decode(epochBytes) : null;
+  if (!epochs) {
+    epochs = new LeaderEpochCache();
+    const e = epochs;
+    log.forEachHeader(0, (h) => {
+      if (h.baseOffset < below) e.assign(h.partitionLeaderEpoch, h.baseOffset);
+    });
+  }
+  epochs.truncateFromEnd(below);
+  log.epochs = epochs;
+  return epochs;
+}
+
+/** What a clean shutdown recorded of a log (clean-manifest.ts), checked when it is first used. */
+export interface CleanState {
+  logStart: number;
+  logEnd: number;
+  activeBase: number;
+  activeSize: number;
+}
+
+/**
+ * Opens, synchronously and without a scan, a log a clean shutdown vouched for and nothing has
+ * changed since (the first use of a lazily opened log: appends and reads are synchronous). Null
+ * when its files are not what that shutdown recorded: the caller opens it the ordinary way.
+ */
+export function openCleanSync(
+  dir: string,
+  spec: { topic: string; partition: number; topicId: string },
+  config: LogConfig,
+  deps: LogDeps,
+  want: CleanState,
+): SegmentPartitionLog | null {
+  const { io, logger } = deps;
+  const cp = readCheckpoint(deps, dir);
+  if (
+    cp === null || !cp.clean || cp.activeBase !== want.activeBase ||
+    cp.activeSize !== want.activeSize || cp.logStart !== want.logStart ||
+    readQuarantine(io, dir) !== null
+  ) {
+    return null;
+  }
+  const bases = segmentBases(deps, dir);
+  if (bases.length === 0 || bases[bases.length - 1] !== cp.activeBase) return null;
+  const log = new SegmentPartitionLog(
+    dir,
+    spec.topic,
+    spec.partition,
+    spec.topicId,
+    config,
+    deps,
+  );
+  const segs: Segment[] = [];
+  log.segments = segs;
+  try {
+    for (const b of bases) segs.push(Segment.open(io, dir, b, deps.maps, false));
+    const last = segs.length - 1;
+    for (let i = 0; i <= last; i++) {
+      const seg = segs[i];
+      const limit = i === last ? cp.activeSize : seg.fileSize();
+      if ((i > 0 && seg.baseOffset !== segs[i - 1].nextOffset) || seg.fileSize() < limit) {
+        throw new Error("segments changed");
+      }
+      if (!seg.loadIndexes(limit, config.indexIntervalBytes)) {
+        seg.rebuild(limit, config.indexIntervalBytes, false);
+        log.recovery.indexesRebuilt++;
+      }
+    }
+    if (log.logEndOffset() !== want.logEnd) throw new Error("log end changed");
+    // Bytes past the clean size were never acknowledged (see openSegmentLog): zeroed now, and
+    // again at any later open until this sync lands, since the clean checkpoint stays.
+    const active = segs[last];
+    const size = active.fileSize();
+    const end = size > cp.activeSize ? nonZeroEnd(active, cp.activeSize, size) : 0;
+    if (end > cp.activeSize) {
+      log.recovery.truncatedBytes += active.zeroFrom(cp.activeSize, end);
+      active.handle.fdatasync().catch((e) =>
+        logger("warn", "could not sync zeros past a clean checkpoint", { dir, error: String(e) })
+      );
+    }
+  } catch {
+    for (const s of segs) s.close();
+    return null;
+  }
+  const epochs = loadEpochs(log, Number.POSITIVE_INFINITY);
+  const logEnd = log.logEndOffset();
+  log.logStart = Math.min(Math.max(cp.logStart, segs[0].baseOffset), logEnd);
+  epochs.truncateFromEnd(logEnd);
+  epochs.truncateFromStart(log.logStart);
+  log.producers = log.loadProducerState();
+  log.commit.durableOffset = logEnd;
+  for (const s of segs) s.dirty = false;
+  log.recovery.clean = true;
+  log.cleanOnDisk = true;
   return log;
 }
 
