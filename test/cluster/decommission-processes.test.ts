@@ -23,6 +23,7 @@ import {
   TOPIC,
   waitFor,
 } from "../helpers/replication-harness.ts";
+import { stopAll } from "../helpers/processes.ts";
 
 const cluster = new Cluster();
 const ledger = new Ledger();
@@ -115,7 +116,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await kload.stop().catch(() => {});
+  await stopAll([() => kload.stop()]);
   cluster.killAll();
 });
 

@@ -33,6 +33,7 @@ import {
   waitFor,
   within,
 } from "../helpers/replication-harness.ts";
+import { stopAll } from "../helpers/processes.ts";
 
 // ---- the scenarios ---------------------------------------------------------------------------------
 
@@ -161,10 +162,12 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await checker.stopPolling();
-  await kload.stop().catch(() => {});
-  await rdload.stop().catch(() => {});
-  await group.stop().catch(() => {});
+  await stopAll([
+    () => checker.stopPolling(),
+    () => kload.stop(),
+    () => rdload.stop(),
+    () => group.stop(),
+  ]);
   cluster.killAll();
   const kills = failovers.filter((f) => f.scenario === "a").map((f) => f.ms).filter((x) =>
     x !== undefined

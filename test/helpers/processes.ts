@@ -17,8 +17,12 @@ export class BrokerSet {
   constructor(signal: NodeJS.Signals = "SIGTERM") {
     afterAll(async () => {
       for (const b of this.all) b.kill(signal);
-      await Promise.all(this.all.map((b) => b.exited));
-    });
+      // Bounded: a broker stuck in its shutdown (its cluster gone) must not hang the test run.
+      const all = Promise.all(this.all.map((b) => b.exited));
+      if (await Promise.race([all.then(() => true), Bun.sleep(20_000).then(() => false)])) return;
+      for (const b of this.all) b.kill("SIGKILL");
+      await all;
+    }, 30_000);
   }
 
   async start(opts: StartOptions = {}): Promise<RunningBroker> {
@@ -88,4 +92,21 @@ export async function metric(b: RunningBroker, series: string): Promise<number> 
     if (name === series || name === `${series}{}`) return Number(line.slice(at + 1));
   }
   return 0;
+}
+
+/**
+ * A test file's clean-up of its clients: each stop gets at most `ms`, failures ignored, so a
+ * client stuck on a broker that is gone cannot keep the file's brokers (killed after this) alive
+ * and hang the whole test run.
+ */
+export async function stopAll(
+  stops: (() => Promise<unknown>)[],
+  ms = 15_000,
+): Promise<void> {
+  await Promise.all(stops.map((stop) =>
+    Promise.race([
+      Promise.resolve().then(stop).catch(() => {}),
+      Bun.sleep(ms),
+    ])
+  ));
 }
