@@ -60,6 +60,25 @@ export class Output {
     this.#pos = 0;
   }
 
+  /**
+   * Room for `n` more bytes, for a caller that writes many small pieces itself: the buffer to
+   * write into from `at`; `commit` says how far it wrote.
+   */
+  reserve(n: number): Uint8Array {
+    this.#ensure(n);
+    return this.#buf;
+  }
+
+  /** Where the next byte goes in the buffer `reserve` returned. */
+  get at(): number {
+    return this.#pos;
+  }
+
+  /** The bytes up to `end` of the reserved buffer are written. */
+  commit(end: number): void {
+    this.#pos = end;
+  }
+
   push(s: string): void {
     // At most 3 bytes per UTF-16 unit.
     this.#ensure(s.length * 3);

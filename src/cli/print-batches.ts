@@ -66,6 +66,93 @@ function putText(out: Output, buf: Uint8Array, start: number, len: number): void
   else out.pushBytes(b);
 }
 
+/** Where the last `varint` ended (module scope: a value and a position without an object). */
+let varintEnd = 0;
+
+/** The zigzag varint at `p` of `b` (int32); sets varintEnd. */
+function varint(b: Uint8Array, p: number): number {
+  let raw = 0;
+  for (let shift = 0; shift <= 28; shift += 7) {
+    if (p >= b.length) throw new RecordFormatError("unexpected end of records");
+    const c = b[p++];
+    if (shift === 28 && (c & 0xf0) !== 0) throw new RecordFormatError("varint too long");
+    raw |= (c & 0x7f) << shift;
+    if (c < 0x80) {
+      varintEnd = p;
+      return (raw >>> 1) ^ -(raw & 1);
+    }
+  }
+  throw new RecordFormatError("varint too long");
+}
+
+/** Past the varlong at `p` (a timestamp delta not shown). */
+function skipVarlong(b: Uint8Array, p: number): number {
+  for (let i = 0; i < 10; i++) {
+    if (p >= b.length) throw new RecordFormatError("unexpected end of records");
+    if (b[p++] < 0x80) return p;
+  }
+  throw new RecordFormatError("varlong too long");
+}
+
+/**
+ * The default template (`{value}` and a suffix, the newline) over one batch's records section:
+ * each ASCII value is copied as it is checked straight into room reserved once per batch (a value
+ * is never longer than the section holding it), with no call per record; other values go
+ * through putText. Returns how many were printed, and the offset it stopped at when `max` did.
+ */
+function printValues(
+  s: Uint8Array,
+  count: number,
+  baseOffset: number,
+  from: number,
+  max: number,
+  suffix: Uint8Array,
+  out: Output,
+): { records: number; stoppedAt?: number } {
+  let n = 0;
+  let p = 0;
+  let buf = out.reserve(s.length + count * suffix.length);
+  let w = out.at;
+  for (let i = 0; i < count; i++) {
+    const len = varint(s, p);
+    p = varintEnd;
+    const end = p + len;
+    if (len < 0 || end > s.length) throw new RecordFormatError("record length past end");
+    p = skipVarlong(s, p + 1); // attributes, timestamp delta
+    const offset = baseOffset + varint(s, p);
+    const kl = varint(s, varintEnd);
+    p = varintEnd + (kl > 0 ? kl : 0);
+    const vl = varint(s, p);
+    const vStart = varintEnd;
+    p = vStart + (vl > 0 ? vl : 0);
+    if (p > end) throw new RecordFormatError("record length past end");
+    p = end; // headers: not shown
+    if (offset < from) continue;
+    if (n >= max) {
+      out.commit(w);
+      return { records: n, stoppedAt: offset };
+    }
+    n++;
+    const w0 = w;
+    let any = 0;
+    for (let k = vStart; k < p && k < vStart + vl; k++) {
+      const c = s[k];
+      any |= c;
+      buf[w++] = c;
+    }
+    if (any >= 0x80) {
+      out.commit(w0);
+      putText(out, s, vStart, vl);
+      buf = out.reserve(s.length - p + (count - i) * suffix.length);
+      w = out.at;
+    }
+    for (let k = 0; k < suffix.length; k++) buf[w++] = suffix[k];
+  }
+  if (p !== s.length) throw new RecordFormatError("trailing bytes after records");
+  out.commit(w);
+  return { records: n };
+}
+
 /**
  * Writes the records of whole batches in `buf` at or after offset `from` (at most `max`; control
  * batches skipped) to `out`; returns how many were written and where the next read starts (past
@@ -96,6 +183,21 @@ export function printBatches(
       continue;
     }
     const section = recordsSection(batch, decompress)!;
+    if (t.fields.length === 1 && t.fields[0] === "value" && t.literals[0].length === 0) {
+      const done = printValues(
+        section,
+        h.recordsCount,
+        h.baseOffset,
+        from,
+        max - n,
+        t.literals[1],
+        out,
+      );
+      n += done.records;
+      if (done.stoppedAt !== undefined) return { records: n, next: Math.max(next, done.stoppedAt) };
+      next = Math.max(next, batchNext);
+      continue;
+    }
     const logAppend = (h.attributes & ATTR_TIMESTAMP_TYPE) !== 0;
     const r = new Reader(section);
     for (let i = 0; i < h.recordsCount; i++) {

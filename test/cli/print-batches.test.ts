@@ -64,7 +64,8 @@ function randomLog(rnd: () => number): { buf: Uint8Array; first: number; last: n
 }
 
 const TEMPLATES = [
-  undefined,
+  undefined, // {value}: print-batches.ts's own loop, as "{value};"
+  "{value};",
   "{key}={value}",
   "{topic}/{partition}@{offset} {timestamp}\\t[{key}]",
   "é{value}✓",
