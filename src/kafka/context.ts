@@ -101,17 +101,26 @@ export function repeated(values: readonly string[]): Set<string> {
 }
 
 /**
- * For requests that must refuse an item named twice and answer it once (Kafka's controller):
- * the returned check gives "answer" at a repeated key's first entry, "skip" at its later ones,
- * and null for a key given once.
+ * Answers the items of a request that must refuse an item named twice (Kafka's controller): an
+ * item whose key repeats is not served, and answered once, by `duplicate`, where it first stands;
+ * the others are served in turn.
  */
-export function refuseRepeated(keys: readonly string[]): (key: string) => "answer" | "skip" | null {
-  const twice = repeated(keys);
+export async function answerOnce<T, A>(
+  items: readonly T[],
+  key: (item: T) => string,
+  duplicate: (item: T) => A,
+  serve: (item: T) => A | Promise<A>,
+): Promise<A[]> {
+  const twice = repeated(items.map(key));
   const answered = new Set<string>();
-  return (key) => {
-    if (!twice.has(key)) return null;
-    if (answered.has(key)) return "skip";
-    answered.add(key);
-    return "answer";
-  };
+  const out: A[] = [];
+  for (const item of items) {
+    const k = key(item);
+    if (!twice.has(k)) out.push(await serve(item));
+    else if (!answered.has(k)) {
+      answered.add(k);
+      out.push(duplicate(item));
+    }
+  }
+  return out;
 }

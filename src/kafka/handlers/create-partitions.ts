@@ -4,13 +4,14 @@ import {
   ApiKey,
   type CreatePartitionsRequest,
   type CreatePartitionsResponse,
+  type CreatePartitionsResponseResults,
   ErrorCode,
 } from "../../protocol/kafka/index.ts";
 import {
+  answerOnce,
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  refuseRepeated,
   type RequestContext,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
@@ -21,26 +22,25 @@ export async function createPartitions(
   req: RequestContext<CreatePartitionsRequest>,
 ): Promise<CreatePartitionsResponse> {
   const validateOnly = req.body.validateOnly;
-  const results = [];
-  const repeatedName = refuseRepeated(req.body.topics.map((t) => t.name));
-  for (const t of req.body.topics) {
-    const name = t.name;
-    const dup = repeatedName(name);
-    if (dup !== null) {
-      if (dup === "answer") {
-        results.push({ name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: DUPLICATE_NAME });
+  const results = await answerOnce(
+    req.body.topics,
+    (t) => t.name,
+    ({ name }): CreatePartitionsResponseResults => ({
+      name,
+      errorCode: ErrorCode.INVALID_REQUEST,
+      errorMessage: DUPLICATE_NAME,
+    }),
+    async ({ name, count, assignments }) => {
+      try {
+        // null = place the new partitions automatically.
+        const brokers = assignments?.map((a) => a.brokerIds);
+        await ctx.partitions.createPartitions(name, count, validateOnly, brokers);
+        return { name, errorCode: 0, errorMessage: null };
+      } catch (e) {
+        return { name, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) };
       }
-      continue;
-    }
-    // null = place the new partitions automatically.
-    const assignments = t.assignments?.map((a) => a.brokerIds);
-    try {
-      await ctx.partitions.createPartitions(name, t.count, validateOnly, assignments);
-      results.push({ name, errorCode: 0, errorMessage: null });
-    } catch (e) {
-      results.push({ name, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) });
-    }
-  }
+    },
+  );
   return { throttleTimeMs: 0, results };
 }
 

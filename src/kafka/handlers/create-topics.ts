@@ -3,15 +3,17 @@
 import {
   ApiKey,
   type CreateTopicsRequest,
+  type CreateTopicsRequestTopics,
   type CreateTopicsResponse,
+  type CreateTopicsResponseTopics,
   ErrorCode,
   ZERO_UUID,
 } from "../../protocol/kafka/index.ts";
 import {
+  answerOnce,
   errorCodeOf,
   errorMessageOf,
   type KafkaContext,
-  refuseRepeated,
   type RequestContext,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
@@ -25,90 +27,94 @@ export async function createTopics(
 ): Promise<CreateTopicsResponse> {
   const v = req.header.apiVersion;
   const validateOnly = req.body.validateOnly;
-  const requested = req.body.topics;
   // A name given twice is refused (and not created), answered once, as Kafka's controller does.
-  const repeatedName = refuseRepeated(requested.map((t) => t.name));
-  const topics = [];
-  for (const t of requested) {
-    const name = t.name;
-    const base = {
-      name,
-      topicId: ZERO_UUID,
-      numPartitions: -1,
-      replicationFactor: -1,
-      configs: null,
-    };
-    const fail = (errorCode: number, errorMessage: string) => ({
-      ...base,
-      errorCode,
-      errorMessage,
-    });
-    const dup = repeatedName(name);
-    if (dup !== null) {
-      if (dup === "answer") topics.push(fail(ErrorCode.INVALID_REQUEST, DUPLICATE_NAME));
-      continue;
-    }
-    let assignments: number[][] | undefined;
-    if (t.assignments.length > 0) {
-      const byIndex = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
-      if (byIndex.some((a, i) => a.partitionIndex !== i)) {
-        topics.push(
-          fail(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            "partitions in the assignment must be numbered 0, 1, 2, … with none repeated",
-          ),
-        );
-        continue;
-      }
-      assignments = byIndex.map((a) => a.brokerIds);
-    }
-    const configs: Record<string, string> = {};
-    for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
-    try {
-      const info = await ctx.partitions.createTopic(
-        name,
-        t.numPartitions,
-        t.replicationFactor,
-        configs,
-        validateOnly,
-        false,
-        assignments,
-      );
-      const described = v >= 5
-        ? describeTopicConfig(
-          info.configs,
-          ctx.meta.topicDefaults,
-          info.internal,
-          info.partitions[0]?.replicas.length,
-        ).map((d) => ({
-          name: d.name,
-          value: d.sensitive ? null : d.value,
-          readOnly: d.readOnly,
-          configSource: d.sourceCode,
-          isSensitive: d.sensitive,
-        }))
-        : null;
-      topics.push({
-        ...base,
-        topicId: wireUuid(info.topicId),
-        errorCode: 0,
-        errorMessage: null,
-        numPartitions: info.partitions.length,
-        replicationFactor: info.partitions[0]?.replicas.length ?? -1,
-        configs: described,
-      });
-      if (!validateOnly) {
-        ctx.log.info("topic created", {
-          topic: name,
-          partitions: info.partitions.length,
-          via: "kafka",
-        });
-      }
-    } catch (e) {
-      topics.push(fail(errorCodeOf(e), errorMessageOf(e)));
-    }
-  }
+  const topics = await answerOnce(
+    req.body.topics,
+    (t) => t.name,
+    (t) => failed(t.name, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME),
+    (t) => createTopic(ctx, v, validateOnly, t),
+  );
   return { throttleTimeMs: 0, topics };
+}
+
+const failed = (
+  name: string,
+  errorCode: number,
+  errorMessage: string,
+): CreateTopicsResponseTopics => ({
+  name,
+  topicId: ZERO_UUID,
+  errorCode,
+  errorMessage,
+  numPartitions: -1,
+  replicationFactor: -1,
+  configs: null,
+});
+
+async function createTopic(
+  ctx: KafkaContext,
+  v: number,
+  validateOnly: boolean,
+  t: CreateTopicsRequestTopics,
+): Promise<CreateTopicsResponseTopics> {
+  const name = t.name;
+  let assignments: number[][] | undefined;
+  if (t.assignments.length > 0) {
+    const byIndex = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
+    if (byIndex.some((a, i) => a.partitionIndex !== i)) {
+      return failed(
+        name,
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        "partitions in the assignment must be numbered 0, 1, 2, … with none repeated",
+      );
+    }
+    assignments = byIndex.map((a) => a.brokerIds);
+  }
+  const configs: Record<string, string> = {};
+  for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
+  try {
+    const info = await ctx.partitions.createTopic(
+      name,
+      t.numPartitions,
+      t.replicationFactor,
+      configs,
+      validateOnly,
+      false,
+      assignments,
+    );
+    const described = v >= 5
+      ? describeTopicConfig(
+        info.configs,
+        ctx.meta.topicDefaults,
+        info.internal,
+        info.partitions[0]?.replicas.length,
+      ).map((d) => ({
+        name: d.name,
+        value: d.sensitive ? null : d.value,
+        readOnly: d.readOnly,
+        configSource: d.sourceCode,
+        isSensitive: d.sensitive,
+      }))
+      : null;
+    if (!validateOnly) {
+      ctx.log.info("topic created", {
+        topic: name,
+        partitions: info.partitions.length,
+        via: "kafka",
+      });
+    }
+    return {
+      name,
+      topicId: wireUuid(info.topicId),
+      errorCode: 0,
+      errorMessage: null,
+      numPartitions: info.partitions.length,
+      replicationFactor: info.partitions[0]?.replicas.length ?? -1,
+      configs: described,
+    };
+  } catch (e) {
+    return failed(name, errorCodeOf(e), errorMessageOf(e));
+  }
 }
 
 export default defineHandler({
