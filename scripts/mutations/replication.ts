@@ -11,8 +11,9 @@ const FOLLOWER = "src/replication/follower.ts";
 const ELECTIONS = "src/replication/elections.ts";
 
 const MIRRORED = "The simulator mirrors this shell in test/sim/replication/broker.ts instead " +
-  "of running it (it runs the pure cores and the metadata rules, not replica.ts, " +
-  "replica-manager.ts or session-client.ts), so a bug here changes nothing it executes.";
+  "of running it (it runs the pure cores, the metadata rules and replica.ts's Replica, but not " +
+  "the Replica's acks=all waiters, replica-manager.ts or session-client.ts), so a bug here " +
+  "changes nothing it executes.";
 
 export const REPLICATION: Mutation[] = [
   {

@@ -9,7 +9,7 @@ export type PlantedBug =
   | "truncate-to-hw"
   /** hw.ts: a pending ISR shrink counts for the HW before the controller commits it. */
   | "shrink-counts-before-commit"
-  /** test/sim shell: no epoch recorded when a leader takes over (log.assignEpoch skipped). */
+  /** replica.ts: no epoch recorded when a leader takes over (log.assignEpoch skipped). */
   | "no-epoch-on-takeover"
   /** elections.ts: with no live ISR member, elect any live replica (unclean although disabled). */
   | "elect-outside-isr"

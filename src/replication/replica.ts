@@ -5,6 +5,7 @@
 import type { PartitionLog } from "../storage/index.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
 import { type IsrProposal, LeaderCore } from "./leader.ts";
+import { planted } from "./planted.ts";
 import type { ReassignmentState } from "../meta/records.ts";
 
 export class ReplicaError extends Error {
@@ -154,7 +155,9 @@ export class Replica {
     const now = this.hooks.now();
     const hw = this.highWatermark();
     // The epoch starts here before anything is appended in it (followers ask about it).
-    this.log.assignEpoch(this.leaderEpoch);
+    if (!(planted.size !== 0 && planted.has("no-epoch-on-takeover"))) {
+      this.log.assignEpoch(this.leaderEpoch);
+    }
     this.#core = new LeaderCore({
       self: this.nodeId,
       leaderEpoch: this.leaderEpoch,

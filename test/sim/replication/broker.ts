@@ -1,9 +1,13 @@
-// One broker: its partition log and the replication shells around the real cores, mirrored line
-// for line where it matters — Replica.update / #becomeLeader / #afterCommit (replica.ts),
-// ReplicaManager.#serveOne / applyFetched / propose and the Fetcher loop (replica-manager.ts),
-// the produce path's lease check (partition-manager.ts), and its SessionClient (registration,
-// sequential heartbeats, the lease). Its metadata comes from its own Raft node (metadata.ts)
-// and its controller (controller.ts) acts while that node leads.
+// One broker: its partition log and the replication shells around the real cores. The replica
+// shell itself is production's: a Replica (replica.ts: update and its gating, becoming leader or
+// follower, log.assignEpoch, the leader's sync of its own writes, the high watermark, follower
+// positions and ISR proposals through LeaderCore, the follower's watermark) runs over this
+// broker's simulated log (SimLog below). Mirrored line for line where it matters: the acks=all
+// waiters (Replica's #releaseAcks / #afterCommit settle Promises, which would resolve only after
+// the whole synchronous run), ReplicaManager.#serveOne / applyFetched / propose and the Fetcher
+// loop (replica-manager.ts), the produce path's lease check (partition-manager.ts), and the
+// SessionClient (registration, sequential heartbeats, the lease). Its metadata comes from its own
+// Raft node (metadata.ts) and its controller (controller.ts) acts while that node leads.
 //
 // A partition log is an array of records (one record = one batch of one record's epoch); the
 // log start never moves. A truncation is durable at once (the real log refuses appends until it
@@ -18,8 +22,9 @@ import {
   followerActions,
   type ReplicaFetchResult,
 } from "../../../src/replication/follower.ts";
-import { type IsrProposal, LeaderCore } from "../../../src/replication/leader.ts";
-import { planted } from "../../../src/replication/planted.ts";
+import type { IsrProposal } from "../../../src/replication/leader.ts";
+import { Replica } from "../../../src/replication/replica.ts";
+import type { PartitionLog } from "../../../src/storage/index.ts";
 import { LeaderEpochCache } from "../../../src/storage/epoch-cache.ts";
 import type { Env } from "./cluster.ts";
 import { Controller } from "./controller.ts";
@@ -39,6 +44,8 @@ import {
   type Rec,
   REGISTER_RETRY_MS,
   SESSIONS,
+  TOPIC,
+  TOPIC_ID,
 } from "./model.ts";
 
 /** SessionClient.call's default timeout (3000 ms in production), for AlterPartition. */
@@ -87,16 +94,12 @@ export class Broker {
   /** When the last heartbeat the controller answered "unfenced" was sent (the lease). */
   confirmedAt = 0;
   aid = 0;
-  /** AlterPartition calls in flight: id -> sent at. */
-  alters = new Map<number, number>();
-  // Replica shell (replica.ts)
-  leader = -1;
-  leaderEpoch = -1;
-  partitionEpoch = -1;
-  replicas: number[] = [];
-  isr: number[] = [];
-  core: LeaderCore | null = null;
-  followerHw = 0;
+  /** AlterPartition calls in flight: id -> sent at, and the proposal (for a refusal). */
+  alters = new Map<number, { at: number; p: IsrProposal }>();
+  /** Production's replica shell over this broker's log (null: no replica here). */
+  replica: Replica | null = null;
+  /** waitDurable callers: settled when the simulated fsync covers their offset. */
+  durableWaiters: { end: number; ok: () => void; err: (e: unknown) => void }[] = [];
   acks: AckWaiter[] = [];
   /** The group coordinator on this broker (while it leads the partition). */
   readonly group = new GroupShell(this);
@@ -136,9 +139,24 @@ export class Broker {
     return !this.fenced;
   }
 
+  get isLeader(): boolean {
+    return this.replica?.isLeader ?? false;
+  }
+  get leader(): number {
+    return this.replica?.leader ?? -1;
+  }
+  get leaderEpoch(): number {
+    return this.replica?.leaderEpoch ?? -1;
+  }
+  get replicas(): number[] {
+    return this.replica?.replicas ?? [];
+  }
+  get isr(): number[] {
+    return this.replica?.isr ?? [];
+  }
+
   highWatermark(): number {
-    if (this.core === null) return Math.min(this.followerHw, this.logEnd);
-    return this.core.highWatermark;
+    return this.replica?.highWatermark() ?? 0;
   }
 
   endOffsetFor = (e: number) => this.epochs.endOffsetFor(e, this.logEnd);
@@ -171,6 +189,7 @@ export class Broker {
     this.epochs.truncateFromEnd(keep); // recovery: epochs.truncateFromEnd(logEnd)
     this.gen++;
     this.syncing = false;
+    this.durableWaiters = [];
     this.metaNode.crash();
     this.#log(`crash ${this.id}: log kept to ${keep}`);
   }
@@ -186,12 +205,8 @@ export class Broker {
     this.fenced = true;
     this.confirmedAt = -1e9;
     this.alters.clear();
-    this.core = null;
+    this.replica = null; // a new one, from the checkpointed high watermark
     this.acks = [];
-    this.leader = -1;
-    this.leaderEpoch = -1;
-    this.partitionEpoch = -1;
-    this.followerHw = Math.min(this.hwCheckpoint, this.logEnd); // the Replica's initialHw
     this.seenHw = 0;
     this.fetchOut = null;
     this.waitSync = false;
@@ -213,13 +228,13 @@ export class Broker {
     this.reconcile();
   }
 
-  /** partition-manager #assignment + Replica.update. */
+  /** partition-manager #assignment, then production's Replica.update. */
   reconcile(): void {
     const p = this.meta.part;
     if (!p.replicas.includes(this.id)) {
       // partition-manager syncTopic: a replica a reassignment moved away loses its log, once
       // this broker may lead (it has caught up on metadata since it registered).
-      if (this.canLead && (this.log.length > 0 || this.leaderEpoch >= 0)) this.#deleteLog();
+      if (this.canLead && (this.log.length > 0 || this.replica !== null)) this.#deleteLog();
       return;
     }
     const gated = p.leader === this.id && !this.canLead;
@@ -231,75 +246,68 @@ export class Broker {
       isr: p.isr,
       gated,
     };
-    const stale = a.leaderEpoch < this.leaderEpoch ||
-      (a.leaderEpoch === this.leaderEpoch && a.partitionEpoch <= this.partitionEpoch);
-    if (stale) {
-      // Nothing newer, but this broker was fenced meanwhile: it stops leading at once, and
-      // forgets the partition epoch so the same assignment, ungated, makes it leader again.
-      if (a.gated && this.core !== null) {
-        this.partitionEpoch = -1;
-        this.#becomeFollower();
-      }
-      return;
+    const r = this.replica;
+    const wasLeader = r?.isLeader ?? false;
+    const epoch = r?.leaderEpoch ?? -1;
+    if (r === null) {
+      // The checkpointed high watermark from before a restart (the Replica's initialHw).
+      this.replica = new Replica(TOPIC, 0, TOPIC_ID, this.#simLog, this.id, a, MIN_INSYNC, {
+        onHighWatermark: () => this.#releaseAcks(),
+        propose: (_r, prop) => this.#propose(prop),
+        lagTimeMaxMs: LAG_TIME_MAX_MS,
+        now: () => this.env.now,
+        log: () => {},
+        debug: (msg) => {
+          if (msg === "became leader") this.#becameLeader();
+        },
+      }, this.hwCheckpoint);
+    } else r.update(a, MIN_INSYNC);
+    const now = this.replica!;
+    if (wasLeader && !now.isLeader) {
+      // Replica.#becomeFollower fails its waiters: so are these.
+      const acks = this.acks;
+      this.acks = [];
+      for (const w of acks) w.reply(E.NOT_LEADER_OR_FOLLOWER);
     }
-    const newEpoch = a.leaderEpoch !== this.leaderEpoch;
-    this.leader = a.leader;
-    this.leaderEpoch = a.leaderEpoch;
-    this.partitionEpoch = a.partitionEpoch;
-    this.replicas = [...a.replicas];
-    this.isr = [...a.isr];
-    if (a.leader === this.id && !a.gated) {
-      if (newEpoch || this.core === null) this.#becomeLeader();
-      else {
-        // HW moved or a shrink may let waiters finish (with AFTER_APPEND): release either way.
-        this.core.onCommitted(a.partitionEpoch, a.isr, a.replicas);
-        this.#releaseAcks();
-      }
-    } else if (this.core !== null || newEpoch) {
-      this.#becomeFollower();
+    if (!now.isLeader && (wasLeader || now.leaderEpoch !== epoch)) {
+      // The fetcher follows the new leader (ReplicaManager's changed hook).
+      this.fetchOut = null;
+      this.nextFetchAt = this.env.now;
     }
+    // HW moved or a shrink may let waiters finish (with AFTER_APPEND): release either way.
+    if (now.isLeader) this.#releaseAcks();
   }
 
-  #becomeLeader(): void {
-    const hw = this.highWatermark();
-    // The shell's log.assignEpoch(leaderEpoch): the epoch starts here, before any append.
-    if (!(planted.size !== 0 && planted.has("no-epoch-on-takeover"))) {
-      this.epochs.assign(this.leaderEpoch, this.logEnd);
-    }
-    this.core = new LeaderCore({
-      self: this.id,
-      leaderEpoch: this.leaderEpoch,
-      partitionEpoch: this.partitionEpoch,
-      replicas: this.replicas,
-      isr: this.isr,
-      epochStartOffset: this.logEnd,
-      highWatermark: hw,
-      logEnd: this.logEnd,
-      durableEnd: this.durableEnd,
-      nowMs: this.env.now,
-      lagTimeMaxMs: LAG_TIME_MAX_MS,
-    });
+  /** Replica.#becomeLeader ran (its "became leader" debug line): the model's checks. */
+  #becameLeader(): void {
     this.fetchOut = null;
     this.group.load();
     this.#log(
-      `broker ${this.id} leads epoch ${this.leaderEpoch} (log end ${this.logEnd}, hw ${hw}, isr [${this.isr}])`,
+      `broker ${this.id} leads epoch ${this.leaderEpoch} (log end ${this.logEnd}, hw ${this.highWatermark()}, isr [${this.isr}])`,
     );
     // Every acknowledged record must be in every later leader's log.
     const what = `new leader ${this.id} (epoch ${this.leaderEpoch})`;
     this.env.check.holdsAcked(what, this.log, this.leaderEpoch);
     this.env.check.holdsSeen(what, this.log, this.leaderEpoch);
-    this.#syncLocal();
   }
 
-  #becomeFollower(): void {
-    if (this.core !== null) this.followerHw = this.core.highWatermark;
-    this.core = null;
-    const acks = this.acks;
-    this.acks = [];
-    for (const w of acks) w.reply(E.NOT_LEADER_OR_FOLLOWER);
-    this.fetchOut = null;
-    this.nextFetchAt = this.env.now;
-  }
+  /**
+   * The slice of PartitionLog a Replica uses, over this broker's simulated log. waitDurable
+   * returns a thenable the simulated fsync settles synchronously (a Promise would settle only
+   * after the whole synchronous run); a truncation below a waiter fails it, as GroupCommit does.
+   */
+  readonly #simLog = {
+    logEndOffset: () => this.logEnd,
+    durableEndOffset: () => this.durableEnd,
+    assignEpoch: (epoch: number) => this.epochs.assign(epoch, this.logEnd),
+    waitDurable: (end: number) => ({
+      then: (ok: () => void, err: (e: unknown) => void) => {
+        if (end <= this.durableEnd) return ok();
+        this.durableWaiters.push({ end, ok, err });
+        this.#startSync();
+      },
+    }),
+  } as unknown as PartitionLog;
 
   // ---- the session with the controller (SessionClient, registerBroker) -------------------------
 
@@ -372,7 +380,7 @@ export class Broker {
     this.#log(`broker ${this.id} proposes ISR [${p.isr}] (${p.reason})`);
     const req = { leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, isr: p.isr };
     const aid = ++this.aid;
-    this.alters.set(aid, this.env.now);
+    this.alters.set(aid, { at: this.env.now, p });
     const to = this.#controller();
     if (to === this.id) {
       const inc = this.inc;
@@ -383,10 +391,12 @@ export class Broker {
 
   /** The call's answer (-1: the call failed): Replica.proposalRefused(code) on a refusal. */
   #alterAnswer(inc: number, aid: number, errorCode: number): void {
-    if (inc !== this.inc || !this.up || !this.alters.delete(aid)) return;
+    const call = this.alters.get(aid);
+    if (inc !== this.inc || !this.up || call === undefined) return;
+    this.alters.delete(aid);
     if (errorCode === 0) return;
     this.env.counts.refusedAlters++;
-    this.core?.onProposalRefused(errorCode < 0 ? undefined : errorCode);
+    this.replica?.proposalRefused(errorCode < 0 ? undefined : errorCode, call.p);
   }
 
   // ---- periodic work -------------------------------------------------------------------------
@@ -397,22 +407,18 @@ export class Broker {
       this.lastCheckpointMs = now;
       this.hwCheckpoint = this.highWatermark();
     }
-    for (const [aid, at] of this.alters) {
+    for (const [aid, { at }] of this.alters) {
       if (now - at >= ALTER_TIMEOUT_MS) this.#alterAnswer(this.inc, aid, -1);
     }
     if (!this.registered) this.#register();
     else this.#heartbeat();
-    if (this.core !== null) {
-      const p = this.core.tick(now);
-      if (p) this.#propose(p);
-      return;
-    }
+    if (this.isLeader) return this.replica!.tick();
     this.#maybeFetch();
   }
 
   #maybeFetch(): void {
     if (
-      this.core !== null || this.leader < 0 || this.leader === this.id ||
+      this.isLeader || this.leader < 0 || this.leader === this.id ||
       !this.replicas.includes(this.id)
     ) return;
     if (this.waitSync && this.durableEnd < this.logEnd) return;
@@ -451,24 +457,23 @@ export class Broker {
     if (gen === this.gen) {
       this.durableEnd = Math.max(this.durableEnd, Math.min(target, this.logEnd));
     }
-    if (this.core !== null && this.core.onLocal(this.logEnd, this.durableEnd)) this.#releaseAcks();
+    // The Replica's waitDurable callbacks (its leader counts its own synced bytes).
+    const done = this.durableWaiters.filter((w) => w.end <= this.durableEnd);
+    this.durableWaiters = this.durableWaiters.filter((w) => w.end > this.durableEnd);
+    for (const w of done) w.ok();
     if (this.durableEnd < this.logEnd) this.#startSync();
     else if (this.waitSync) this.#maybeFetch();
-  }
-
-  #syncLocal(): void {
-    if (this.core === null) return;
-    if (this.durableEnd >= this.logEnd) {
-      if (this.core.onLocal(this.logEnd, this.durableEnd)) this.#releaseAcks();
-      return;
-    }
-    this.#startSync();
   }
 
   /** #dropLog: the replica object closes (its waiters answered) and its log is deleted. */
   #deleteLog(): void {
     this.#log(`broker ${this.id} is no replica any more: log of ${this.logEnd} deleted`);
-    if (this.core !== null) this.#becomeFollower();
+    // The replica closes: its waiters are answered.
+    const acks = this.acks;
+    this.acks = [];
+    for (const w of acks) w.reply(E.NOT_LEADER_OR_FOLLOWER);
+    for (const w of this.durableWaiters) w.err(new Error("log deleted"));
+    this.durableWaiters = [];
     this.env.counts.logsDeleted++;
     this.log.length = 0;
     this.durableEnd = 0;
@@ -476,16 +481,11 @@ export class Broker {
     this.gen++;
     this.syncing = false;
     this.waitSync = false;
-    this.followerHw = 0;
     this.seenHw = 0;
     this.hwCheckpoint = 0;
     this.fetchOut = null;
     // A new Replica if it is added again: it applies that assignment as new.
-    this.leader = -1;
-    this.leaderEpoch = -1;
-    this.partitionEpoch = -1;
-    this.replicas = [];
-    this.isr = [];
+    this.replica = null;
   }
 
   /** PartitionLog.truncateTo. */
@@ -508,7 +508,10 @@ export class Broker {
     this.epochs.truncateFromEnd(to);
     this.gen++;
     this.syncing = false;
-    this.followerHw = Math.min(this.followerHw, to); // capFollowerHw
+    // GroupCommit.truncated: waiters for bytes past the cut fail.
+    for (const w of this.durableWaiters.filter((x) => x.end > to)) w.err(new Error("truncated"));
+    this.durableWaiters = this.durableWaiters.filter((x) => x.end <= to);
+    this.replica?.capFollowerHw();
     this.seenHw = Math.min(this.seenHw, to);
   }
 
@@ -547,7 +550,7 @@ export class Broker {
     this.hwCheck();
     this.env.check.ack(this.id, this.leaderEpoch, w.base, w.ids, this.log);
     for (const o of this.env.brokers.values()) {
-      if (o !== this && o.up && o.core !== null && o.leaderEpoch > this.leaderEpoch) {
+      if (o !== this && o.up && o.isLeader && o.leaderEpoch > this.leaderEpoch) {
         this.env.check.holdsAcked(
           `leader ${o.id} (epoch ${o.leaderEpoch}, newer than ${this.leaderEpoch})`,
           o.log,
@@ -588,7 +591,7 @@ export class Broker {
   #produce(from: number, m: Extract<Msg, { t: "produce" }>): void {
     const reply = (errorCode: number, base = -1) =>
       this.#send(from, { t: "produceResp", rid: m.rid, errorCode, base });
-    if (this.core === null) return reply(E.NOT_LEADER_OR_FOLLOWER);
+    if (!this.isLeader) return reply(E.NOT_LEADER_OR_FOLLOWER);
     if (!this.leaseValid()) {
       // Possibly a zombie (paused past its session): a newer leader may exist already.
       this.env.counts.leaseRefusals++;
@@ -646,8 +649,7 @@ export class Broker {
     if (this.leaderEpoch < this.env.latest().part.leaderEpoch) this.env.counts.zombieAppends++;
     const base = this.logEnd;
     this.#append(recs);
-    this.core!.onLocal(this.logEnd, this.durableEnd);
-    this.#syncLocal();
+    this.replica!.afterAppend();
     return base;
   }
 
@@ -670,7 +672,7 @@ export class Broker {
     };
     const answer = (res: ReplicaFetchResult, records: Rec[] = []) =>
       this.#send(from, { t: "fetchResp", inc: q.inc, fid: q.fid, res, records });
-    if (this.core === null || !this.replicas.includes(from) || from === this.id) {
+    if (!this.isLeader || !this.replicas.includes(from) || from === this.id) {
       return answer({ ...base, errorCode: E.NOT_LEADER_OR_FOLLOWER });
     }
     if (q.currentLeaderEpoch !== this.leaderEpoch) {
@@ -693,9 +695,7 @@ export class Broker {
     if (q.fetchOffset > this.logEnd) {
       return answer({ ...filled, errorCode: E.OFFSET_OUT_OF_RANGE });
     }
-    const r = this.core.onFetch(from, q.fetchOffset, q.durableEnd, this.env.now);
-    if (r.hwMoved) this.#releaseAcks();
-    if (r.proposal) this.#propose(r.proposal);
+    this.replica!.onFollowerFetch(from, q.fetchOffset, q.durableEnd);
     const records = this.log.slice(
       q.fetchOffset,
       Math.min(this.logEnd, q.fetchOffset + MAX_FETCH_RECORDS),
@@ -743,7 +743,7 @@ export class Broker {
       case "offsetFetch":
         return this.group.offsetFetch(from, m);
       case "read": {
-        if (this.core === null) {
+        if (!this.isLeader) {
           const ids: string[] = [];
           this.#send(from, { t: "readResp", rid: m.rid, errorCode: 6, offset: m.offset, ids });
           return;
@@ -774,7 +774,7 @@ export class Broker {
     if (m.inc !== this.inc || this.fetchOut === null || this.fetchOut.fid !== m.fid) return;
     const sentEpoch = this.fetchOut.epoch;
     this.fetchOut = null;
-    if (this.core !== null || this.leader !== from || this.leaderEpoch !== sentEpoch) return;
+    if (this.isLeader || this.leader !== from || this.leaderEpoch !== sentEpoch) return;
     const res = m.res;
     if (this.env.tracing && (res.errorCode !== 0 || res.diverging)) {
       this.#log(
@@ -801,11 +801,9 @@ export class Broker {
         case "append":
           appended = this.#append(m.records);
           break;
-        case "highWatermark": {
-          const next = Math.min(a.offset, this.logEnd);
-          if (next > this.followerHw) this.followerHw = next;
+        case "highWatermark":
+          this.replica!.setFollowerHw(a.offset);
           break;
-        }
         default:
           break;
       }

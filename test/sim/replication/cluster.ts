@@ -1,13 +1,14 @@
 // Deterministic model of the replication data path for one partition (RF 3, min.insync 2), with
 // the metadata quorum and the controller running on the brokers, as in production.
 //
-// Real cores, mirrored shells. Every decision comes from the code the broker runs: LeaderCore
+// Real cores, production replica shell, mirrored shells. Every decision comes from the code the broker runs: LeaderCore
 // (leader.ts), findDivergence / followerActions (follower.ts), onFenced / onUnfenced /
 // preferredElections / checkIsrChange (elections.ts), SessionTracker (sessions.ts),
 // LeaderEpochCache, the Raft core (src/cluster/raft/node.ts) and the PartitionChanged rules of
-// the metadata apply (src/meta/partition-rules.ts). The IO shells around them are mirrored:
-// broker.ts (replica, fetcher, produce, session client), metadata.ts (RaftMetadataLog),
-// controller.ts (ControllerService). This file is the event loop, the network and the faults;
+// the metadata apply (src/meta/partition-rules.ts). The replica shell is production's Replica
+// (replica.ts) over the simulated log; the other IO shells are mirrored: broker.ts (fetcher,
+// produce, acks, session client), metadata.ts (RaftMetadataLog), controller.ts
+// (ControllerService), group.ts (GroupService). This file is the event loop, the network and the faults;
 // checker.ts holds the invariants, clients.ts the producers and the consumer.
 //
 // Brokers 1..3 are the Raft voters. Whichever leads the quorum runs the controller, over its own
@@ -357,7 +358,7 @@ export class ReplicationCluster implements Env {
     if (p.reassignment) return `reassignment to [${p.reassignment.target}] in flight`;
     if (p.isr.length !== p.replicas.length) return `ISR [${p.isr}] of [${p.replicas}]`;
     const l = this.brokers.get(p.leader)!;
-    if (!l.up || l.core === null || l.leaderEpoch !== p.leaderEpoch) {
+    if (!l.up || !l.isLeader || l.leaderEpoch !== p.leaderEpoch) {
       return `leader ${l.id} not acting`;
     }
     if (!l.leaseValid()) return `leader ${l.id} has no lease`;

@@ -16,7 +16,7 @@ export class GroupShell {
   /** GroupService.coordinates: the replica leads, its groups are loaded, its lease holds. */
   #coordinates(): boolean {
     const b = this.b;
-    if (b.core === null) return false;
+    if (!b.isLeader) return false;
     return b.leaseValid() || (planted.size !== 0 && planted.has("coordinator-without-lease"));
   }
 
