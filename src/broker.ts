@@ -54,6 +54,8 @@ export interface Broker {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly version: string;
+  /** --data-dir: partition directories are under logs/ (an operator's repair decision goes there). */
+  readonly dataDir: string;
   readonly log: Logger;
   readonly partitions: PartitionManager;
   readonly meta: MetadataStore;
@@ -516,6 +518,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       nodeId: meta.nodeId,
       clusterId: meta.clusterId,
       version: VERSION,
+      dataDir: cfg.dataDir,
       log,
       partitions,
       meta,

@@ -13,7 +13,7 @@ import {
   startBrokerProcess,
   tempDir,
 } from "../../test/helpers/broker-process.ts";
-import { makeTestCerts } from "../../test/helpers/certs.ts";
+import { clusterTlsArgs, makeTestCerts } from "../../test/helpers/certs.ts";
 import { voterArgs } from "../../test/helpers/processes.ts";
 
 const argv = process.argv.slice(2);
@@ -26,14 +26,7 @@ const SECONDS = opt("--seconds", 8);
 const ONE_AT_A_TIME = 300;
 
 const certs = await makeTestCerts();
-const tlsArgs = [
-  "--cluster-tls-cert",
-  certs.peerCert,
-  "--cluster-tls-key",
-  certs.peerKey,
-  "--cluster-tls-ca",
-  certs.caCert,
-];
+const tlsArgs = clusterTlsArgs(certs);
 
 async function cluster(tls: boolean): Promise<RunningBroker[]> {
   const start = (id: number, join?: string) =>

@@ -104,6 +104,10 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
       body: { resources: [{ resourceType: 2, resourceName: params.topic }] },
     }],
   }],
+  // Giving up a damaged copy's records is deleting them: DeleteRecords, DELETE on the topic.
+  ["POST /topics/{topic}/partitions/{partition}/repair", {
+    as: ({ params }) => [{ apiKey: 21, body: { topics: [{ name: params.topic }] } }],
+  }],
   ["POST /topics/{topic}/partitions", {
     as: ({ params }) => [{ apiKey: 37, body: { topics: [{ name: params.topic }] } }],
   }],

@@ -1,5 +1,5 @@
-// broker topic create|list|describe|alter|delete|elect-leaders
-import { enc, UsageError } from "./client.ts";
+// broker topic create|list|describe|alter|delete|elect-leaders|repair
+import { ApiClient, enc, UsageError } from "./client.ts";
 import { type Command, intFlag, need, pairs } from "./command.ts";
 import { json, out, table } from "./format.ts";
 
@@ -244,6 +244,76 @@ export const topicCommands: Command[] = [
     },
   },
   {
+    name: "topic repair",
+    usage: "topic repair NAME [--partition P --accept-loss [--force]]",
+    summary: "Show copies of a topic whose damaged records are quarantined, and decide what " +
+      "becomes of them.",
+    flags: [
+      "--partition P   the partition to decide about",
+      "--accept-loss   give up its quarantined records: the broker holding the damaged copy " +
+      "continues the log after them at its next start (their offsets stay a gap, never reused)",
+      "--force         even when other replicas may hold the records (the broker refuses " +
+      "otherwise: a follower copy refetches them from its leader)",
+    ],
+    examples: [
+      "broker topic repair orders",
+      "broker topic repair orders --partition 0 --accept-loss",
+    ],
+    options: {
+      partition: { type: "string", short: "p" },
+      "accept-loss": { type: "boolean" },
+      force: { type: "boolean" },
+    },
+    async run(ctx) {
+      const name = need(ctx, 0, "topic name", "topic repair");
+      const partition = intFlag(ctx.values.partition, "partition");
+      const accept = ctx.values["accept-loss"] === true;
+      if (accept && partition === undefined) {
+        throw new UsageError("--accept-loss needs --partition (see broker topic repair --help)");
+      }
+      if (ctx.values.force === true && !accept) {
+        throw new UsageError("--force goes with --accept-loss (see broker topic repair --help)");
+      }
+      const copies = await damagedCopies(ctx.client, name);
+      const chosen = copies.filter((d) => partition === undefined || d.partition === partition);
+      if (!accept) {
+        if (ctx.json) json(chosen);
+        else printDamage(name, chosen);
+        return 0;
+      }
+      const quarantined = chosen.filter((d) => d.damage?.state === "quarantined");
+      if (quarantined.length === 0) {
+        process.stderr.write(
+          `broker: no broker reports quarantined offsets in ${name}-${partition}` +
+            `${chosen.some((d) => d.unreachable) ? " (some brokers did not answer)" : ""}\n`,
+        );
+        return 1;
+      }
+      const done = [];
+      for (const d of quarantined) {
+        const client = new ApiClient({ ...ctx.client.opts, servers: [d.url] });
+        done.push(
+          await client.call<RepairAnswer>(
+            "POST",
+            `/topics/${enc(name)}/partitions/${d.partition}/repair`,
+            { accept_loss: true, ...(ctx.values.force === true ? { force: true } : {}) },
+          ),
+        );
+      }
+      if (ctx.json) json(done);
+      else {
+        for (const r of done) {
+          out(
+            `broker ${r.node_id}: the records at offsets ${r.lost_from_offset}-` +
+              `${r.lost_to_offset - 1} of ${r.topic}-${r.partition} are given up; restart broker ` +
+              `${r.node_id} to apply it (its log then continues at offset ${r.lost_to_offset})\n`,
+          );
+        }
+      }
+      return 0;
+    },
+  },
+  {
     name: "topic delete",
     usage: "topic delete NAME",
     summary: "Delete a topic and its data.",
@@ -257,3 +327,104 @@ export const topicCommands: Command[] = [
     },
   },
 ];
+
+interface DamageView {
+  state: "quarantined" | "unreadable";
+  from_offset: number;
+  to_offset: number | null;
+  files: string[];
+  reason: string;
+}
+
+interface RepairAnswer {
+  topic: string;
+  partition: number;
+  node_id: number;
+  lost_from_offset: number;
+  lost_to_offset: number;
+}
+
+interface CopyDamage {
+  broker: number;
+  url: string;
+  partition: number;
+  leader: number;
+  damage: DamageView | null;
+  unreachable?: true;
+}
+
+/** Each broker's own copies of `name` that know of damage (GET /topics/{t} on every broker). */
+async function damagedCopies(client: ApiClient, name: string): Promise<CopyDamage[]> {
+  // An unknown topic is said once, as every command says it (not as brokers that did not answer).
+  await client.call("GET", `/topics/${enc(name)}`);
+  const c = await client.call<{ brokers: { node_id: number; host: string; http_port: number }[] }>(
+    "GET",
+    "/cluster",
+  );
+  const scheme = client.server.startsWith("https:") ? "https" : "http";
+  const out: CopyDamage[] = [];
+  await Promise.all(c.brokers.map(async (b) => {
+    const host = b.host.includes(":") ? `[${b.host}]` : b.host;
+    const url = `${scheme}://${host}:${b.http_port}`;
+    const one = new ApiClient({ ...client.opts, servers: [url], timeoutMs: 10_000 });
+    try {
+      const t = await one.call<{
+        partitions: { partition: number; leader: number; damage?: DamageView | null }[];
+      }>("GET", `/topics/${enc(name)}`);
+      for (const p of t.partitions) {
+        if (p.damage) {
+          out.push({
+            broker: b.node_id,
+            url,
+            partition: p.partition,
+            leader: p.leader,
+            damage: p.damage,
+          });
+        }
+      }
+    } catch {
+      out.push({
+        broker: b.node_id,
+        url,
+        partition: -1,
+        leader: -1,
+        damage: null,
+        unreachable: true,
+      });
+    }
+  }));
+  return out.sort((a, b) => a.partition - b.partition || a.broker - b.broker);
+}
+
+function printDamage(name: string, copies: CopyDamage[]): void {
+  for (const d of copies.filter((x) => x.unreachable)) {
+    out(`broker ${d.broker} did not answer: its copies are not shown\n`);
+  }
+  const damaged = copies.filter((x) => x.damage !== null);
+  if (damaged.length === 0) {
+    out(`no damaged copy of ${name}\n`);
+    return;
+  }
+  out(table(
+    ["PARTITION", "BROKER", "LEADER", "STATE", "OFFSETS", "FILES"],
+    damaged.map((d) => [
+      d.partition,
+      d.broker,
+      d.leader,
+      d.damage!.state,
+      `${d.damage!.from_offset}-${d.damage!.to_offset === null ? "?" : d.damage!.to_offset - 1}`,
+      d.damage!.files.join(" ") || "-",
+    ]),
+  ));
+  out(
+    "\nquarantined: writes are refused so those offsets are never reused. The choices:\n" +
+      "  - a follower copy refetches the offsets from its leader and is writable again by " +
+      "itself;\n" +
+      "  - restore: stop the broker, put good copies of the files back in the partition " +
+      "directory, start it (recovery verifies them);\n" +
+      `  - give the records up: broker topic repair ${name} --partition P --accept-loss, then ` +
+      "restart that broker.\n" +
+      "unreadable: damage found in place by a read; the records around it are served and " +
+      "writes go on.\n",
+  );
+}

@@ -3,6 +3,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
 import { type HttpContext, on } from "./context.ts";
 import { topicNotFound } from "./errors.ts";
+import { repairRoutes } from "./repair.ts";
 import { INTERNAL_TOPIC_CONFIGS } from "../meta/topic-configs.ts";
 import type { PartitionStats } from "../cluster/node.ts";
 import type { LogDamage } from "../storage/index.ts";
@@ -188,7 +189,10 @@ const err = (d: string) => ({
   content: { "application/json": { schema: ErrorSchema } },
 });
 
-export function topicRoutes(app: OpenAPIHono, { broker }: HttpContext) {
+export function topicRoutes(app: OpenAPIHono, ctx: HttpContext) {
+  const { broker } = ctx;
+  // A damaged copy's repair decision (src/http/repair.ts).
+  repairRoutes(app, ctx);
   const existing = async (name: string) => {
     const d = await describeTopic(broker, name);
     if (!d) throw topicNotFound(name);

@@ -10,24 +10,16 @@ import { connect as tlsConnect } from "node:tls";
 import { ClusterTls } from "../../src/cluster/tls.ts";
 import { clusterRequest, FrameKind, jsonFrame } from "../../src/cluster/transport.ts";
 import { type RunningBroker, tempDir, TEST_JOIN_TOKEN } from "../helpers/broker-process.ts";
-import { makeTestCerts, type TestCerts } from "../helpers/certs.ts";
+import { clusterTlsArgs, makeTestCerts, type TestCerts } from "../helpers/certs.ts";
 import { BrokerSet, voterArgs, waitFor } from "../helpers/processes.ts";
+import { api } from "../helpers/http.ts";
 
 const brokers = new BrokerSet("SIGKILL");
 let certs: TestCerts;
 const bs: RunningBroker[] = [];
 
-async function call(b: RunningBroker, method: string, path: string, body?: unknown) {
-  const r = await fetch(`${b.httpUrl}${path}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(20_000),
-  });
-  const text = await r.text();
-  // deno-lint-ignore no-explicit-any
-  return { status: r.status, body: text ? JSON.parse(text) as any : null };
-}
+const call = (b: RunningBroker, method: string, path: string, body?: unknown) =>
+  api(b.httpUrl, method, path, body).then((r) => ({ status: r.status, body: r.json }));
 
 interface PartitionView {
   partition: number;
@@ -42,14 +34,7 @@ const pemOf = (f: string) => readFileSync(f, "utf8");
 
 beforeAll(async () => {
   certs = await makeTestCerts();
-  const tls = [
-    "--cluster-tls-cert",
-    certs.peerCert,
-    "--cluster-tls-key",
-    certs.peerKey,
-    "--cluster-tls-ca",
-    certs.caCert,
-  ];
+  const tls = clusterTlsArgs(certs);
   const start = (id: number, join?: string) =>
     brokers.start({
       dataDir: tempDir("cluster-tls-"),

@@ -121,3 +121,15 @@ export async function makeTestCerts(): Promise<TestCerts> {
     roguePeerKey: p("rogue-peer.key"),
   };
 }
+
+/** The flags of a broker whose cluster port speaks mutual TLS with the test CA. */
+export function clusterTlsArgs(c: TestCerts): string[] {
+  return [
+    "--cluster-tls-cert",
+    c.peerCert,
+    "--cluster-tls-key",
+    c.peerKey,
+    "--cluster-tls-ca",
+    c.caCert,
+  ];
+}
