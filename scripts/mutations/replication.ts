@@ -186,6 +186,16 @@ export const REPLICATION: Mutation[] = [
       "FENCED_LEADER_EPOCH). Defence in depth, not visible as a wrong outcome.",
   },
   {
+    id: "repl-replica-leader-hw-at-log-end",
+    campaign: "replication",
+    file: "src/replication/replica.ts",
+    find: "      highWatermark: hw,",
+    replace: "      highWatermark: this.log.logEndOffset(),",
+    why: "A new leader's shell starts its high watermark at its log end: records it holds that " +
+      "were never committed become visible to consumers and count as committed, though a later " +
+      "leader may not have them (the simulator runs replica.ts since 2026-12-05).",
+  },
+  {
     id: "repl-ack-before-hw",
     campaign: "replication",
     file: "src/replication/replica.ts",
