@@ -7,7 +7,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask, expect } from "./shared/group-coordinator.ts";
+import { ask } from "./shared/group-coordinator.ts";
 
 export async function deleteGroups(
   ctx: KafkaContext,
@@ -18,7 +18,7 @@ export async function deleteGroups(
   const elsewhere = ids.filter((id) => !here.includes(id))
     .map((groupId) => ({ groupId, errorCode: ErrorCode.NOT_COORDINATOR }));
   if (here.length === 0) return { throttleTimeMs: 0, results: elsewhere };
-  const r = expect(await ask(ctx, req, { type: "deleteGroups", groupIds: here }), "deleteGroups");
+  const r = await ask(ctx, req, { type: "deleteGroups", groupIds: here });
   if (r.kind === "error") {
     return {
       throttleTimeMs: 0,

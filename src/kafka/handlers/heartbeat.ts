@@ -6,23 +6,20 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask, expect } from "./shared/group-coordinator.ts";
+import { ask } from "./shared/group-coordinator.ts";
 
 export async function heartbeat(
   ctx: KafkaContext,
   req: RequestContext<HeartbeatRequest>,
 ): Promise<HeartbeatResponse> {
   const b = req.body;
-  const r = expect(
-    await ask(ctx, req, {
-      type: "heartbeat",
-      groupId: b.groupId,
-      generationId: b.generationId,
-      memberId: b.memberId,
-      groupInstanceId: b.groupInstanceId,
-    }),
-    "heartbeat",
-  );
+  const r = await ask(ctx, req, {
+    type: "heartbeat",
+    groupId: b.groupId,
+    generationId: b.generationId,
+    memberId: b.memberId,
+    groupInstanceId: b.groupInstanceId,
+  });
   return { throttleTimeMs: 0, errorCode: r.errorCode };
 }
 

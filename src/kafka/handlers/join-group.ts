@@ -7,7 +7,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask, expect } from "./shared/group-coordinator.ts";
+import { ask } from "./shared/group-coordinator.ts";
 
 export async function joinGroup(
   ctx: KafkaContext,
@@ -16,23 +16,20 @@ export async function joinGroup(
   const b = req.body;
   const v = req.header.apiVersion;
   const session = b.sessionTimeoutMs;
-  const r = expect(
-    await ask(ctx, req, {
-      type: "join",
-      groupId: b.groupId,
-      memberId: b.memberId,
-      groupInstanceId: b.groupInstanceId,
-      clientId: req.header.clientId ?? "",
-      clientHost: req.clientHost,
-      sessionTimeoutMs: session,
-      rebalanceTimeoutMs: v >= 1 ? b.rebalanceTimeoutMs : -1,
-      protocolType: b.protocolType,
-      protocols: b.protocols.map((p) => ({ name: p.name, metadata: p.metadata })),
-      requireKnownMemberId: v >= 4,
-      brokerAssigns: false,
-    }),
-    "join",
-  );
+  const r = await ask(ctx, req, {
+    type: "join",
+    groupId: b.groupId,
+    memberId: b.memberId,
+    groupInstanceId: b.groupInstanceId,
+    clientId: req.header.clientId ?? "",
+    clientHost: req.clientHost,
+    sessionTimeoutMs: session,
+    rebalanceTimeoutMs: v >= 1 ? b.rebalanceTimeoutMs : -1,
+    protocolType: b.protocolType,
+    protocols: b.protocols.map((p) => ({ name: p.name, metadata: p.metadata })),
+    requireKnownMemberId: v >= 4,
+    brokerAssigns: false,
+  });
   if (r.kind === "error") {
     return {
       throttleTimeMs: 0,

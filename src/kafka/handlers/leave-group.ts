@@ -6,7 +6,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask, expect } from "./shared/group-coordinator.ts";
+import { ask } from "./shared/group-coordinator.ts";
 
 export async function leaveGroup(
   ctx: KafkaContext,
@@ -17,10 +17,7 @@ export async function leaveGroup(
   const members = v >= 3
     ? b.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId }))
     : [{ memberId: b.memberId, groupInstanceId: null }];
-  const r = expect(
-    await ask(ctx, req, { type: "leave", groupId: b.groupId, members }),
-    "leave",
-  );
+  const r = await ask(ctx, req, { type: "leave", groupId: b.groupId, members });
   if (r.kind === "error") return { throttleTimeMs: 0, errorCode: r.errorCode, members: [] };
   return { throttleTimeMs: 0, errorCode: r.errorCode, members: v >= 3 ? r.members : [] };
 }

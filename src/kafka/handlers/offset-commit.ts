@@ -6,7 +6,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask, expect } from "./shared/group-coordinator.ts";
+import { ask } from "./shared/group-coordinator.ts";
 
 /**
  * OffsetCommit. v0 carries no generation or member: it is a simple commit (generation -1, no
@@ -30,18 +30,15 @@ export async function offsetCommit(
       commitTimestamp: v === 1 ? p.commitTimestamp : -1,
     })),
   }));
-  const r = expect(
-    await ask(ctx, req, {
-      type: "offsetCommit",
-      groupId: b.groupId,
-      generationId: v >= 1 ? b.generationIdOrMemberEpoch : -1,
-      memberId: v >= 1 ? b.memberId : "",
-      groupInstanceId: b.groupInstanceId,
-      retentionTimeMs: b.retentionTimeMs,
-      topics,
-    }),
-    "offsetCommit",
-  );
+  const r = await ask(ctx, req, {
+    type: "offsetCommit",
+    groupId: b.groupId,
+    generationId: v >= 1 ? b.generationIdOrMemberEpoch : -1,
+    memberId: v >= 1 ? b.memberId : "",
+    groupInstanceId: b.groupInstanceId,
+    retentionTimeMs: b.retentionTimeMs,
+    topics,
+  });
   if (r.kind === "error") {
     return {
       throttleTimeMs: 0,

@@ -7,26 +7,23 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask, expect } from "./shared/group-coordinator.ts";
+import { ask } from "./shared/group-coordinator.ts";
 
 export async function syncGroup(
   ctx: KafkaContext,
   req: RequestContext<SyncGroupRequest>,
 ): Promise<SyncGroupResponse> {
   const b = req.body;
-  const r = expect(
-    await ask(ctx, req, {
-      type: "sync",
-      groupId: b.groupId,
-      generationId: b.generationId,
-      memberId: b.memberId,
-      groupInstanceId: b.groupInstanceId,
-      protocolType: b.protocolType,
-      protocolName: b.protocolName,
-      assignments: b.assignments.map((a) => ({ memberId: a.memberId, assignment: a.assignment })),
-    }),
-    "sync",
-  );
+  const r = await ask(ctx, req, {
+    type: "sync",
+    groupId: b.groupId,
+    generationId: b.generationId,
+    memberId: b.memberId,
+    groupInstanceId: b.groupInstanceId,
+    protocolType: b.protocolType,
+    protocolName: b.protocolName,
+    assignments: b.assignments.map((a) => ({ memberId: a.memberId, assignment: a.assignment })),
+  });
   if (r.kind === "error") {
     return { throttleTimeMs: 0, errorCode: r.errorCode, assignment: new Uint8Array(0) };
   }
