@@ -261,6 +261,8 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     });
     const reserve = new SpaceReserve(cfg.dataDir, log);
     reserve.ensure();
+    // The metadata log too: on a full disk elections and ISR changes must still commit.
+    cluster.onDiskFull(() => reserve.release());
     const partitions = new PartitionManager(
       meta,
       store,

@@ -584,6 +584,16 @@ export class ClusterService {
     this.#metadataChanged = fn;
   }
 
+  /**
+   * `fn` frees space when a metadata write finds the disk full (the broker's space reserve);
+   * true if it did, and the write is retried at once.
+   */
+  onDiskFull(fn: () => boolean): void {
+    this.#diskFull = fn;
+  }
+
+  #diskFull: () => boolean = () => false;
+
   /** The `log` option of MetadataStore.open: the Raft log over this broker's meta.db. */
   metadataLog(db: MetaDb): MetadataLog {
     this.#db = db;
@@ -630,6 +640,7 @@ export class ClusterService {
     const raft = new RaftMetadataLog(node, this.#storage, transport, sm);
     this.#raft = raft;
     raft.onReady = () => this.#afterReady();
+    raft.onDiskFull = () => this.#diskFull();
     const cfg = node.config;
     if (cfg.voters.length === 1 && cfg.voters[0] === this.nodeId) raft.campaignNow();
     if (this.#joining) void this.#becomeMember();

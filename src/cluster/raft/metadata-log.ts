@@ -188,6 +188,9 @@ export class RaftMetadataLog implements MetadataLog {
   /** Called after every Ready is carried out (the shell's membership policy hooks in here). */
   onReady: (() => void) | undefined;
 
+  /** Called when a write finds the disk full: true if it freed space (then retried at once). */
+  onDiskFull: (() => boolean) | undefined;
+
   /** Linearizable read barrier: resolves with an index once this node has applied it. */
   readBarrier(): Promise<number> {
     if (this.#closed || this.#fatal) {
@@ -269,8 +272,18 @@ export class RaftMetadataLog implements MetadataLog {
         outcomes.push({ e, err: this.#sm.apply(entryRecord(e), e.index, e.term) });
       }
     };
-    if (this.#sm.batch !== undefined && rd.committed.length > 1) this.#sm.batch(applyAll);
-    else applyAll();
+    const apply = () => {
+      if (this.#sm.batch !== undefined && rd.committed.length > 1) this.#sm.batch(applyAll);
+      else applyAll();
+    };
+    try {
+      apply();
+    } catch (e) {
+      // A full disk under the tables: once space is freed, the records not applied yet are
+      // applied again (a batch rolled back whole; applied ones are skipped by index).
+      if (!isDiskFull(e) || this.onDiskFull?.() !== true) throw e;
+      apply();
+    }
     for (const { e, err } of outcomes) {
       const w = this.#waiters.get(e.index);
       if (w !== undefined) {
@@ -322,8 +335,8 @@ export class RaftMetadataLog implements MetadataLog {
   }
 
   /**
-   * Persists a Ready before anything of it goes out. A full disk is not fatal: the broker
-   * frees its space reserve or retention frees segments, so the same Ready is retried;
+   * Persists a Ready before anything of it goes out. A full disk is not fatal: the broker frees
+   * its space reserve (onDiskFull) or retention frees segments, so the same Ready is retried;
    * writers waiting now hear the error (their entries may still commit later, as after a
    * timeout). Any other storage error is.
    */
@@ -334,6 +347,9 @@ export class RaftMetadataLog implements MetadataLog {
         return;
       } catch (e) {
         if (!isDiskFull(e) || this.#closed) throw e;
+        // The broker's space reserve is kept for this: the metadata (elections, ISR changes, a
+        // retention change that frees space) must still commit on a full disk.
+        if (this.onDiskFull?.() === true) continue;
         for (const w of this.#waiters.values()) w.reject(e as Error);
         this.#waiters.clear();
         await new Promise<void>((r) => this.#clock.setTimer(DISK_FULL_RETRY_MS, r));

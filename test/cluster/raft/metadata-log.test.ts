@@ -76,3 +76,57 @@ test("RaftMetadataLog: a one-voter quorum appends, applies, reads and refuses ba
   log.close();
   await expect(log.append({ type: "NoOp" })).rejects.toThrow(RaftError);
 });
+
+test("a full disk: the metadata log frees the space reserve and the write commits", async () => {
+  const full = () => Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+  // Writes that find the disk full until the reserve is given back: the Raft log's, the tables'.
+  let raftFull = false;
+  let tablesFull = false;
+  class FullStorage extends MemoryStorage {
+    override save(...a: Parameters<MemoryStorage["save"]>): Promise<void> {
+      return raftFull ? Promise.reject(full()) : super.save(...a);
+    }
+  }
+  class FullSm extends FakeSm {
+    override apply(r: MetadataRecord, index: number): MetaError | undefined {
+      if (tablesFull) throw full();
+      return super.apply(r, index);
+    }
+  }
+  const st = new FullStorage();
+  const b = bootstrapState({ voters: [1], learners: [] }, "[]");
+  st.hardState = b.hardState;
+  st.snapshot = b.snapshot;
+  const sm = new FullSm();
+  sm.applied = 1;
+  const node = new RaftNode(
+    { id: 1, electionMs: 20, heartbeatMs: 5 },
+    st.load(),
+    new Rng(1),
+    performance.now(),
+    { appliedIndex: 1 },
+  );
+  const log = new RaftMetadataLog(node, st, transport, sm);
+  let released = 0;
+  log.onDiskFull = () => {
+    if (!raftFull && !tablesFull) return false;
+    raftFull = tablesFull = false;
+    released++;
+    return true;
+  };
+  for (let i = 0; i < 100 && node.role !== "leader"; i++) await Bun.sleep(5);
+  expect(node.role).toBe("leader");
+  // The entry's write fails; the reserve is released and the same write goes through at once
+  // (without the hook the writer is refused and the log retries every 100 ms for ever).
+  raftFull = true;
+  expect(await log.append({ type: "BrokerFenced", nodeId: 1, fenced: true })).toBeGreaterThan(1);
+  expect(released).toBe(1);
+  // The tables' write fails after the entry was stored: applied once space is freed (without
+  // the retry the metadata log stops for good).
+  tablesFull = true;
+  const i = await log.append({ type: "BrokerFenced", nodeId: 2, fenced: false });
+  expect(released).toBe(2);
+  expect(log.appliedIndex()).toBe(i);
+  expect(sm.records.filter((r) => r.type === "BrokerFenced").length).toBe(2);
+  log.close();
+});
