@@ -76,27 +76,24 @@ function schemaOrThrow(apiKey: number, version: number, direction: Direction): M
   return s;
 }
 
-/** Decodes a request body of (apiKey, version) starting at `offset`. */
-export function decodeRequest(
+function decodeMessage(
   apiKey: number,
   version: number,
+  direction: Direction,
   bytes: Uint8Array,
-  offset = 0,
+  offset: number,
 ): Struct {
-  const s = schemaOrThrow(apiKey, version, "request");
+  const s = schemaOrThrow(apiKey, version, direction);
   return decodeBody(bytes, offset, s.fields, version, inRange(s.flexible, version));
 }
 
+/** Decodes a request body of (apiKey, version) starting at `offset`. */
+export const decodeRequest = (apiKey: number, version: number, bytes: Uint8Array, offset = 0) =>
+  decodeMessage(apiKey, version, "request", bytes, offset);
+
 /** Decodes a response body of (apiKey, version) starting at `offset`. */
-export function decodeResponse(
-  apiKey: number,
-  version: number,
-  bytes: Uint8Array,
-  offset = 0,
-): Struct {
-  const s = schemaOrThrow(apiKey, version, "response");
-  return decodeBody(bytes, offset, s.fields, version, inRange(s.flexible, version));
-}
+export const decodeResponse = (apiKey: number, version: number, bytes: Uint8Array, offset = 0) =>
+  decodeMessage(apiKey, version, "response", bytes, offset);
 
 function encodeBody(
   w: Writer,
