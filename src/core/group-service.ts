@@ -39,6 +39,23 @@ export type GroupRequest = CoordinatorInput extends infer I
   ? I extends { token: number } ? Omit<I, "token"> : never
   : never;
 
+/**
+ * Wall-clock milliseconds that never step: the wall time at start plus the monotonic time since.
+ * Member sessions, rebalance deadlines and the coordinator's timer run on it, so a wall clock
+ * stepped back (NTP, an operator) neither freezes them for the length of the step (the
+ * coordinator's time never goes back) nor does one stepped forward end every member's session at
+ * once. Kafka's purgatory times the same deadlines with its monotonic clock. Commit timestamps
+ * differ from the wall clock by the steps since start.
+ */
+export function steadyWallClock(
+  wall: () => number = Date.now,
+  mono: () => number = () => performance.now(),
+): () => number {
+  const wall0 = wall();
+  const mono0 = mono();
+  return () => wall0 + Math.floor(mono() - mono0);
+}
+
 export interface GroupServiceOptions extends CoordinatorOptions {
   offsetsPartitions?: number;
   now?: () => number;
@@ -75,7 +92,7 @@ export class GroupService {
     readonly log: Logger,
     readonly opts: GroupServiceOptions = {},
   ) {
-    this.#now = opts.now ?? Date.now;
+    this.#now = opts.now ?? steadyWallClock();
     this.coordinator = new GroupCoordinator({
       ...opts,
       partitionCounts: (topic) => this.meta.getTopic(topic)?.partitions.length,

@@ -1,10 +1,14 @@
 // The group coordinator's shell: a member joins (broker-run assignment), commits, and after a
 // restart the offsets come back from __consumer_offsets and are materialised in SQLite.
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setSystemTime, test } from "bun:test";
 import { MetadataStore } from "../../src/meta/index.ts";
 import { SegmentLogStore } from "../../src/storage/index.ts";
 import { PartitionManager } from "../../src/core/partition-manager.ts";
-import { GroupService, type GroupServiceOptions } from "../../src/core/group-service.ts";
+import {
+  GroupService,
+  type GroupServiceOptions,
+  steadyWallClock,
+} from "../../src/core/group-service.ts";
 import {
   BROKER_ASSIGNOR_NAMES,
   decodeAssignment,
@@ -23,6 +27,7 @@ async function open(
   dataDir: string,
   compaction: GroupServiceOptions["offsetsCompaction"] = {},
   tamper?: (meta: MetadataStore) => void,
+  extra: GroupServiceOptions = {},
 ) {
   const meta = MetadataStore.open(dataDir);
   tamper?.(meta);
@@ -40,6 +45,7 @@ async function open(
     initialRebalanceDelayMs: 0,
     offsetsPartitions: 4,
     offsetsCompaction: compaction,
+    ...extra,
   });
   await groups.start();
   const close = async () => {
@@ -282,4 +288,51 @@ test("a leader whose session lease ran out does not coordinate: no OffsetFetch f
   expect(groups.coordinates("g")).toBe(false);
   lease = true;
   expect(groups.coordinates("g")).toBe(true);
+});
+
+test("the coordinator's clock ignores wall-clock steps: member deadlines run on monotonic time", () => {
+  let wall = 1_000_000;
+  let mono = 50;
+  const now = steadyWallClock(() => wall, () => mono);
+  expect(now()).toBe(1_000_000);
+  mono += 2_500; // 2.5 s pass
+  wall -= 3_600_000; // and the wall clock is stepped back an hour
+  expect(now()).toBe(1_002_500);
+  wall += 7_200_000; // then forward two hours
+  mono += 500;
+  expect(now()).toBe(1_003_000);
+});
+
+test("a member's session ends on time though the wall clock is stepped back an hour", async () => {
+  const { groups, close } = await open(tempDir(), {}, undefined, { minSessionTimeoutMs: 100 });
+  cleanups.push(close);
+  const join = await groups.request({
+    type: "join",
+    groupId: "g",
+    memberId: "",
+    groupInstanceId: null,
+    clientId: "c",
+    clientHost: "127.0.0.1",
+    sessionTimeoutMs: 200,
+    rebalanceTimeoutMs: 200,
+    protocolType: "consumer",
+    protocols: [{ name: "range", metadata: new Uint8Array(0) }],
+    requireKnownMemberId: false,
+    brokerAssigns: false,
+  });
+  if (join.kind !== "join") throw new Error("expected join");
+  expect(join.errorCode).toBe(0);
+  expect(groups.coordinator.describeGroup("g").members.length).toBe(1);
+  // The wall clock goes back an hour (and stays there: Bun's system time does not advance).
+  setSystemTime(new Date(Date.now() - 3_600_000));
+  try {
+    // The member never heartbeats: its session (200 ms) ends though the wall clock went back.
+    const since = performance.now();
+    while (groups.coordinator.describeGroup("g").members.length > 0) {
+      if (performance.now() - since > 5_000) throw new Error("the session never ended");
+      await Bun.sleep(50);
+    }
+  } finally {
+    setSystemTime();
+  }
 });
