@@ -236,7 +236,8 @@ export function replDocBlock(d: ReplDocInput): string {
     `Versions: ${v}.`,
     "",
     `Plan: ${p.reps} repetition(s) of ${p.records.toLocaleString("en")} × 100 B records per ` +
-    `throughput run (each cell the median (min–max)); latency ${
+    `throughput run (each cell the median (min–max)), after one unmeasured run of the same size ` +
+    `on each fresh cluster (ours: RF 3 and RF 1; JetStream: R3); latency ${
       p.latSamples.toLocaleString("en")
     } one-at-a-time records after ${p.latWarmup.toLocaleString("en")} warm-up records, per ` +
     `repetition; steady state ${

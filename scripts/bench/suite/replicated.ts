@@ -181,6 +181,30 @@ async function oursProduce(
   );
 }
 
+/** The same kcat run as oursProduce, to a topic of its own, not measured. */
+async function oursWarmUp(ctx: ReplCtx, c: OursCluster, rf: 1 | 3): Promise<void> {
+  const topic = `warm-rf${rf}`;
+  await c.createTopic(topic, 1, rf);
+  const r = await run(
+    [
+      "kcat",
+      "-P",
+      "-b",
+      c.bootstrap,
+      "-t",
+      topic,
+      "-p",
+      "0",
+      "-X",
+      `acks=${rf === 3 ? "all" : "1"}`,
+      "-l",
+      ctx.file,
+    ],
+    { timeoutMs: CLIENT_TIMEOUT },
+  );
+  check(r, `kcat -P (warm-up RF ${rf})`);
+}
+
 async function oursLatency(
   ctx: ReplCtx,
   c: OursCluster,
@@ -285,6 +309,16 @@ async function oursRep(ctx: ReplCtx, rep: number): Promise<void> {
   try {
     await c.start();
     await idleCpu(ctx, "R.ours3.idleCpuPct", () => c.cpu());
+    // Each system's first load on a fresh cluster is not measured: our brokers' hot paths are
+    // compiled by the JIT only after some thousands of calls (a 500,000-record run lasts 1-2 s,
+    // much of it before that), and JetStream gets the same unmeasured run below.
+    for (const rf of [3, 1] as const) {
+      try {
+        await oursWarmUp(ctx, c, rf);
+      } catch (e) {
+        ctx.res.fail(`replicated ours RF ${rf} warm-up rep ${rep}`, e);
+      }
+    }
     // Order alternates between repetitions so neither side always runs on a fresher cluster.
     const order = rep % 2 === 1 ? ([3, 1] as const) : ([1, 3] as const);
     for (const rf of order) {
@@ -328,6 +362,19 @@ async function natsRep(ctx: ReplCtx, rep: number): Promise<void> {
       check(r, `repl_nats create ${stream}`);
       return lastJson(r, "repl_nats create") as unknown as { leader: string };
     };
+    try {
+      // Not measured, as our side's warm-up (see oursRep).
+      await create("WARM");
+      check(
+        await run(
+          [ctx.tools.replNats, "pub", n.urls, "WARM", String(ctx.plan.records), String(SIZE)],
+          { timeoutMs: CLIENT_TIMEOUT },
+        ),
+        "repl_nats pub (warm-up)",
+      );
+    } catch (e) {
+      ctx.res.fail(`replicated JetStream R3 warm-up rep ${rep}`, e);
+    }
     try {
       const { leader } = await create("BENCH");
       const cpu0 = n.cpu();
