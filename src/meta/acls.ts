@@ -7,6 +7,7 @@ import { and, eq } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { type AclBinding, validateBinding } from "../acl/authorizer.ts";
 import { MetaError } from "./errors.ts";
+import { imageRows } from "./image-rows.ts";
 import * as s from "./schema.ts";
 
 /**
@@ -117,14 +118,7 @@ export function aclExists(db: Conn, b: AclBinding): boolean {
 
 /** Validates the ACLs of a snapshot image (absent in images from before ACLs existed). */
 export function parseAclImage(v: unknown): AclBinding[] {
-  if (v === undefined) return [];
-  if (!Array.isArray(v)) throw new MetaError("INVALID_REQUEST", "metadata snapshot: bad acls");
-  return v.map((x) => {
-    if (x === null || typeof x !== "object") {
-      throw new MetaError("INVALID_REQUEST", "metadata snapshot: bad ACL row");
-    }
-    return parseAclBinding(x as Record<string, unknown>);
-  });
+  return imageRows(v, { list: "acls", row: "ACL" }, parseAclBinding);
 }
 
 export function restoreAcls(db: Conn, rows: readonly AclBinding[]): void {

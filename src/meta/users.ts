@@ -5,6 +5,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { MetaError } from "./errors.ts";
+import { imageRows } from "./image-rows.ts";
 import * as s from "./schema.ts";
 
 export const USER_MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"] as const;
@@ -197,16 +198,8 @@ export function snapshotUsers(db: Conn): UserImageRow[] {
 
 /** Validates the users of a snapshot image (absent in images from before users existed). */
 export function parseUserImage(v: unknown): UserImageRow[] {
-  if (v === undefined) return [];
-  if (!Array.isArray(v)) throw new MetaError("INVALID_REQUEST", "metadata snapshot: bad users");
-  return v.map((x) => {
-    if (x === null || typeof x !== "object") {
-      throw new MetaError("INVALID_REQUEST", "metadata snapshot: bad user row");
-    }
-    const r = parseUserRecord({
-      ...(x as Record<string, unknown>),
-      type: "UserScramCredentialSet",
-    });
+  return imageRows(v, { list: "users", row: "user" }, (x) => {
+    const r = parseUserRecord({ ...x, type: "UserScramCredentialSet" });
     if (r.type !== "UserScramCredentialSet") throw bad("not a credential");
     const { type: _, ...row } = r;
     return row;
