@@ -175,6 +175,7 @@ async function reassignSection(cmd: string[]): Promise<number> {
     const shown = cmd.map((c) => c === process.execPath ? "bun" : c.replace(repo + "/", ""))
       .join(" ");
     writeReassignDoc(
+      repo,
       join(repo, "docs", "benchmarks.md"),
       reassignDocBlock(
         r,

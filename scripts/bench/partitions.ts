@@ -3,11 +3,12 @@
 // shutdown and after kill -9, at each partition count asked for. Reads the broker's idle RssAnon
 // and open descriptors from /proc. Standalone: `bun scripts/bench/partitions.ts [--counts
 // 1000,2000,5000,10000] [--bin dist/broker]`; `npm run bench -- --section partitions` runs it too.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { rssAnonMB, type Server, startServer, stopServer } from "./suite/proc.ts";
 import { loadAverage } from "./suite/setup.ts";
+import { replaceDocBlock } from "./suite/report.ts";
 
 export interface PartitionsPlan {
   /** Partition counts to measure (multiples of `perTopic`). */
@@ -228,15 +229,7 @@ export function docBlock(res: CountResult[], about: string): string {
 }
 
 export function writeDoc(path: string, block: string): void {
-  const text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmarks\n";
-  const a = text.indexOf(BEGIN);
-  const b = text.indexOf(END);
-  writeFileSync(
-    path,
-    a >= 0 && b > a
-      ? text.slice(0, a) + block + text.slice(b + END.length)
-      : `${text.trimEnd()}\n\n## Partition scale\n\n${block}\n`,
-  );
+  replaceDocBlock(path, BEGIN, END, block, "## Partition scale");
 }
 
 if (import.meta.main) {

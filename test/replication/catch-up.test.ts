@@ -5,27 +5,18 @@
 // stays true). Both halves, with a real log on the leader and fakes for the cluster.
 import { expect, test } from "bun:test";
 import { MemoryLogStore } from "../../src/storage/memory-store.ts";
-import { Fetcher, ReplicaManager } from "../../src/replication/replica-manager.ts";
+import { Fetcher } from "../../src/replication/replica-manager.ts";
 import { Replica } from "../../src/replication/replica.ts";
 import type { ReplicaFetchResult } from "../../src/replication/follower.ts";
 import { readI64 } from "../../src/protocol/record-batch.ts";
 import { batch, concat } from "../storage/helpers.ts";
+import { leaderManager, silentLog } from "./fakes.ts";
 
 type Handler = (
   from: number,
   body: unknown,
   tail: Uint8Array,
 ) => Promise<{ body: { results: ReplicaFetchResult[] }; tail: Uint8Array[] }>;
-
-const silentLog = {
-  info() {},
-  warn() {},
-  debug() {},
-  error() {},
-  child() {
-    return silentLog;
-  },
-};
 
 async function leaderReplica(partition: number, batches: number, valueSize: number) {
   const log = await new MemoryLogStore().openLog({ topic: "t", partition, topicId: "tid" });
@@ -59,28 +50,14 @@ async function leaderReplica(partition: number, batches: number, valueSize: numb
   return r;
 }
 
-function leaderManager(replicas: Replica[]) {
-  const handlers = new Map<string, Handler>();
-  const cluster = {
-    nodeId: 1,
-    handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
-    link: () => undefined,
-  };
-  const partitions = {
+function leaderOf(replicas: Replica[]) {
+  const { m, handlers } = leaderManager({
     meta: { isUnfenced: () => true },
     partitions: () => replicas,
     has: (_t: string, p: number) => replicas.some((r) => r.partition === p),
     partition: (_t: string, p: number) => replicas.find((r) => r.partition === p)!,
-  };
-  type Args = ConstructorParameters<typeof ReplicaManager>;
-  const m = new ReplicaManager(
-    partitions as unknown as Args[0],
-    cluster as unknown as Args[1],
-    silentLog as unknown as Args[2],
-    () => Promise.resolve(null),
-  );
-  m.start();
-  return { m, serve: handlers.get("replicaFetch")! };
+  });
+  return { m, serve: handlers.get("replicaFetch")! as Handler };
 }
 
 const ask = (partition: number, fetchOffset: number) => ({
@@ -107,7 +84,7 @@ test("leader: a follower far behind gets the rest of the response, after every p
   // batches of 64 KiB) and its follower has none of it.
   const near = await leaderReplica(0, 2, 100);
   const far = await leaderReplica(1, 192, 16 * 1024);
-  const { m, serve } = leaderManager([near, far]);
+  const { m, serve } = leaderOf([near, far]);
   try {
     const a = await serve(
       2,
@@ -146,7 +123,7 @@ test("leader: a throttled copy gets no more than its share", async () => {
     throttle: 0,
   };
   far.isr = [1];
-  const { m, serve } = leaderManager([far]);
+  const { m, serve } = leaderOf([far]);
   try {
     m.defaultReassignThrottle = 100 * 2 ** 20; // a high rate: the bucket, not the rate, limits
     const a = await serve(2, { maxWaitMs: 0, partitions: [ask(0, 0)] }, new Uint8Array());

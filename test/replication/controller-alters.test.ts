@@ -4,19 +4,10 @@
 // partition at the same moment). A fenced broker is unfenced only once caught up.
 import { expect, test } from "bun:test";
 import { ControllerService } from "../../src/replication/controller-service.ts";
+import { silentLog } from "./fakes.ts";
 
 type Args = ConstructorParameters<typeof ControllerService>;
 type Handler = (from: number, body: unknown) => Promise<{ body: unknown }>;
-
-const silentLog = {
-  info() {},
-  warn() {},
-  debug() {},
-  error() {},
-  child() {
-    return silentLog;
-  },
-};
 
 function setup(partitions: number, fenced: number[] = []) {
   const handlers = new Map<string, Handler>();

@@ -2,42 +2,15 @@
 // there asks the leader to end that fetch (replicaWake), so the new partition is fetched at once
 // instead of after the long poll (FETCH_WAIT_MS). Both halves, with fakes for the cluster.
 import { expect, test } from "bun:test";
-import { Fetcher, ReplicaManager } from "../../src/replication/replica-manager.ts";
+import { Fetcher } from "../../src/replication/replica-manager.ts";
 import type { Replica } from "../../src/replication/replica.ts";
-
-type Handler = (from: number, body: unknown, tail: Uint8Array) => Promise<unknown>;
-
-const silentLog = {
-  info() {},
-  warn() {},
-  debug() {},
-  error() {},
-  child() {
-    return silentLog;
-  },
-};
-
-function leaderManager() {
-  const handlers = new Map<string, Handler>();
-  const cluster = {
-    nodeId: 1,
-    handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
-    link: () => undefined,
-  };
-  const partitions = { meta: { isUnfenced: () => false }, partitions: () => [] };
-  type Args = ConstructorParameters<typeof ReplicaManager>;
-  const m = new ReplicaManager(
-    partitions as unknown as Args[0],
-    cluster as unknown as Args[1],
-    silentLog as unknown as Args[2],
-    () => Promise.resolve(null),
-  );
-  m.start();
-  return { m, handlers };
-}
+import { leaderManager, silentLog } from "./fakes.ts";
 
 test("leader: a parked follower fetch ends when that follower asks, not when another does", async () => {
-  const { m, handlers } = leaderManager();
+  const { m, handlers } = leaderManager({
+    meta: { isUnfenced: () => false },
+    partitions: () => [],
+  });
   try {
     const serve = handlers.get("replicaFetch")!;
     const wake = handlers.get("replicaWake")!;

@@ -392,6 +392,28 @@ export function formatMarkdown(repo: string, md: string): string {
   return r.exitCode === 0 ? r.stdout.toString().trimEnd() : md;
 }
 
+/**
+ * Replaces the block from the line starting with `begin` to `end` in `path`, or appends it under
+ * `heading` the first time (the generated blocks of docs/benchmarks.md).
+ */
+export function replaceDocBlock(
+  path: string,
+  begin: string,
+  end: string,
+  block: string,
+  heading: string,
+): void {
+  const text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmarks\n";
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  writeFileSync(
+    path,
+    a >= 0 && b > a
+      ? text.slice(0, a) + block + text.slice(b + end.length)
+      : `${text.trimEnd()}\n\n${heading}\n\n${block}\n`,
+  );
+}
+
 /** Replaces the generated block in docs/benchmarks.md (appending the section the first time). */
 export function writeDoc(repo: string, path: string, rawBlock: string): void {
   const block = formatMarkdown(repo, rawBlock);
