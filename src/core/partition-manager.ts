@@ -75,8 +75,12 @@ export interface ReplicationHooks {
   mayAppend(): boolean;
 }
 
-/** New partition logs opened at once by one topic's sync. */
-const OPEN_CONCURRENCY = 16;
+/**
+ * New partition logs opened at once by one topic's sync. Their syncs share the file system's
+ * journal commits, so more at once costs less each: recovering 1,000 logs after kill -9 (three
+ * syncs each) took 24.8 s to ready at 16 and 17.1 s at 128 (load 25-32).
+ */
+const OPEN_CONCURRENCY = 128;
 
 /**
  * Disk a new partition's files take at least (directory, partition.meta, empty segment and
