@@ -90,7 +90,8 @@ export const PARTITION_CREATE_BYTES = 64 * 1024;
 
 const mib = (n: number) => (n / 2 ** 20).toFixed(1);
 
-const LONE: ReplicationHooks = {
+/** A broker without replication (and tests' starting point for fake hooks). */
+export const LONE: ReplicationHooks = {
   canLead: () => true,
   propose: () => {},
   lagTimeMaxMs: 10_000,
@@ -534,7 +535,13 @@ export class PartitionManager {
       });
     // The placement as validated (nothing committed) tells what this broker would hold.
     if (!validateOnly) this.#checkRoom(await create(true), 0);
-    const t = await this.#metaWrite(() => create(validateOnly));
+    const before = this.meta.getTopic(name)?.topicId;
+    // A create committed before a later step hit the full disk is done: a retry would answer
+    // "already exists" for the topic this very request created.
+    const t = await this.#metaWrite(() => create(validateOnly), () => {
+      const now = validateOnly ? undefined : this.meta.getTopic(name);
+      return now !== undefined && now.topicId !== before ? { value: now } : undefined;
+    });
     if (validateOnly) this.#checkRoom(t, 0);
     else await this.syncTopic(t);
     return t;

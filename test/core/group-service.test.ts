@@ -3,7 +3,7 @@
 import { afterEach, expect, setSystemTime, test } from "bun:test";
 import { MetadataStore } from "../../src/meta/index.ts";
 import { SegmentLogStore } from "../../src/storage/index.ts";
-import { PartitionManager } from "../../src/core/partition-manager.ts";
+import { LONE, PartitionManager } from "../../src/core/partition-manager.ts";
 import {
   GroupService,
   type GroupServiceOptions,
@@ -273,15 +273,7 @@ test("a leader whose session lease ran out does not coordinate: no OffsetFetch f
   const { pm, groups, close } = await open(tempDir());
   cleanups.push(close);
   let lease = true;
-  pm.setReplication({
-    canLead: () => true,
-    propose: () => {},
-    lagTimeMaxMs: 10_000,
-    checkpointedHw: () => 0,
-    changed: () => {},
-    appended: () => {},
-    mayAppend: () => lease,
-  });
+  pm.setReplication({ ...LONE, mayAppend: () => lease });
   expect(groups.coordinates("g")).toBe(true);
   // Cut off from the controller past its session: it may have been fenced and replaced.
   lease = false;

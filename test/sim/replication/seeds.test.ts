@@ -2,7 +2,7 @@
 // after the heal, the metadata quorum and the controller running on the brokers. A failing seed
 // replays with `npm run sim -- replication --seeds 1 --from SEED --verbose`.
 import { expect, test } from "bun:test";
-import { LIVENESS_BOUND_MS, runReplicationSeed } from "./scenario.ts";
+import { LIVENESS_BOUND_MS, type ReplicationRunOptions, runReplicationSeed } from "./scenario.ts";
 
 const SEEDS = 1000;
 
@@ -55,70 +55,59 @@ test(`replication simulation: ${SEEDS} seeds`, () => {
   }
 }, 120_000);
 
-/** Fewer seeds with reassignments: each moves and cancels several times under the same chaos. */
-const REASSIGN_SEEDS = 300;
-
-test(`replication simulation with reassignments: ${REASSIGN_SEEDS} seeds`, () => {
-  const failures: string[] = [];
-  const totals: Record<string, number> = {};
-  const t0 = performance.now();
-  for (let seed = 1; seed <= REASSIGN_SEEDS; seed++) {
-    const out = runReplicationSeed(seed, { reassign: true });
-    if (out.failure !== undefined) {
-      failures.push(
-        `seed ${seed}: ${out.failure} (REPLICATION_SIM_REASSIGN=1 npm run sim -- replication --seeds 1 --from ${seed} --verbose)`,
-      );
+/**
+ * A campaign with one option on: fewer seeds, each exercising that part several times under
+ * the same chaos; `env` is what replays a failing seed with scripts/sim.ts.
+ */
+function optionCampaign(
+  what: string,
+  seeds: number,
+  o: ReplicationRunOptions,
+  env: string,
+  required: string[],
+): void {
+  test(`replication simulation with ${what}: ${seeds} seeds`, () => {
+    const failures: string[] = [];
+    const totals: Record<string, number> = {};
+    const t0 = performance.now();
+    for (let seed = 1; seed <= seeds; seed++) {
+      const out = runReplicationSeed(seed, o);
+      if (out.failure !== undefined) {
+        failures.push(
+          `seed ${seed}: ${out.failure} (${env} npm run sim -- replication --seeds 1 --from ${seed} --verbose)`,
+        );
+      }
+      for (const [k, v] of Object.entries(out.counts)) totals[k] = (totals[k] ?? 0) + v;
     }
-    for (const [k, v] of Object.entries(out.counts)) totals[k] = (totals[k] ?? 0) + v;
-  }
-  console.log(
-    `replication sim with reassignments: ${REASSIGN_SEEDS} seeds in ${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s, totals ${JSON.stringify(totals)}`,
-  );
-  expect(failures).toEqual([]);
-  for (
-    const k of [
-      "reassignSubmits",
-      "reassignCancels",
-      "reassignCompleted",
-      "reassignCancelled",
-      "reassignRefused",
-      "logsDeleted",
-      "controllerTakeovers",
-      "acked",
-    ]
-  ) {
-    expect(totals[k]).toBeGreaterThan(0);
-  }
-}, 120_000);
+    console.log(
+      `replication sim with ${what}: ${seeds} seeds in ${
+        ((performance.now() - t0) / 1000).toFixed(1)
+      } s, totals ${JSON.stringify(totals)}`,
+    );
+    expect(failures).toEqual([]);
+    for (const k of required) expect(totals[k]).toBeGreaterThan(0);
+  }, 120_000);
+}
 
-/** With a consumer group's member committing offsets and reading them back (invariant 10). */
-const OFFSETS_SEEDS = 300;
+// Reassignments: each seed moves and cancels several times.
+optionCampaign("reassignments", 300, { reassign: true }, "REPLICATION_SIM_REASSIGN=1", [
+  "reassignSubmits",
+  "reassignCancels",
+  "reassignCompleted",
+  "reassignCancelled",
+  "reassignRefused",
+  "logsDeleted",
+  "controllerTakeovers",
+  "acked",
+]);
 
-test(`replication simulation with group offsets: ${OFFSETS_SEEDS} seeds`, () => {
-  const failures: string[] = [];
-  const totals: Record<string, number> = {};
-  const t0 = performance.now();
-  for (let seed = 1; seed <= OFFSETS_SEEDS; seed++) {
-    const out = runReplicationSeed(seed, { offsets: true });
-    if (out.failure !== undefined) {
-      failures.push(
-        `seed ${seed}: ${out.failure} (REPLICATION_SIM_OFFSETS=1 npm run sim -- replication --seeds 1 --from ${seed} --verbose)`,
-      );
-    }
-    for (const [k, v] of Object.entries(out.counts)) totals[k] = (totals[k] ?? 0) + v;
-  }
-  console.log(
-    `replication sim with group offsets: ${OFFSETS_SEEDS} seeds in ${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s, totals ${JSON.stringify(totals)}`,
-  );
-  expect(failures).toEqual([]);
-  for (const k of ["offsetCommits", "offsetFetches", "controllerTakeovers", "acked"]) {
-    expect(totals[k]).toBeGreaterThan(0);
-  }
-}, 120_000);
+// A consumer group's member committing offsets and reading them back (invariant 10).
+optionCampaign("group offsets", 300, { offsets: true }, "REPLICATION_SIM_OFFSETS=1", [
+  "offsetCommits",
+  "offsetFetches",
+  "controllerTakeovers",
+  "acked",
+]);
 
 test("the same seed replays exactly", () => {
   const run = () => {
