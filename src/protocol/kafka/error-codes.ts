@@ -1,8 +1,8 @@
 // Kafka's error codes, each defined once: its number (Errors.java), whether the Java client
 // retries it (a RetriableException), and the HTTP status the REST front door answers it with
-// (src/http/errors.ts builds its error bodies from this; 500 where no better status fits, as
-// for a server fault). Storage, metadata, core, group and HTTP errors all carry these numbers as
-// `errorCode`.
+// (src/http/errors.ts builds its error bodies from this; 503 for a passing state a retry gets
+// past, such as a leadership moving; 500 where no better status fits, as for a server fault).
+// Storage, metadata, core, group and HTTP errors all carry these numbers as `errorCode`.
 
 interface ErrorSpec {
   readonly code: number;
@@ -16,13 +16,13 @@ const ERRORS = {
   OFFSET_OUT_OF_RANGE: { code: 1, http: 416 },
   CORRUPT_MESSAGE: { code: 2, http: 422, retriable: true },
   UNKNOWN_TOPIC_OR_PARTITION: { code: 3, http: 404, retriable: true },
-  LEADER_NOT_AVAILABLE: { code: 5, http: 500, retriable: true },
+  LEADER_NOT_AVAILABLE: { code: 5, http: 503, retriable: true },
   NOT_LEADER_OR_FOLLOWER: { code: 6, http: 503, retriable: true },
   REQUEST_TIMED_OUT: { code: 7, http: 504, retriable: true },
   BROKER_NOT_AVAILABLE: { code: 8, http: 503 },
   MESSAGE_TOO_LARGE: { code: 10, http: 413 },
   OFFSET_METADATA_TOO_LARGE: { code: 12, http: 413 },
-  NETWORK_EXCEPTION: { code: 13, http: 500, retriable: true },
+  NETWORK_EXCEPTION: { code: 13, http: 503, retriable: true },
   COORDINATOR_LOAD_IN_PROGRESS: { code: 14, http: 503, retriable: true },
   COORDINATOR_NOT_AVAILABLE: { code: 15, http: 503, retriable: true },
   NOT_COORDINATOR: { code: 16, http: 503, retriable: true },
@@ -70,10 +70,10 @@ const ERRORS = {
   FETCH_SESSION_ID_NOT_FOUND: { code: 70, http: 500, retriable: true },
   INVALID_FETCH_SESSION_EPOCH: { code: 71, http: 500, retriable: true },
   TOPIC_DELETION_DISABLED: { code: 73, http: 500 },
-  FENCED_LEADER_EPOCH: { code: 74, http: 500, retriable: true },
-  UNKNOWN_LEADER_EPOCH: { code: 75, http: 500, retriable: true },
+  FENCED_LEADER_EPOCH: { code: 74, http: 503, retriable: true },
+  UNKNOWN_LEADER_EPOCH: { code: 75, http: 503, retriable: true },
   UNSUPPORTED_COMPRESSION_TYPE: { code: 76, http: 500 },
-  OFFSET_NOT_AVAILABLE: { code: 78, http: 500, retriable: true },
+  OFFSET_NOT_AVAILABLE: { code: 78, http: 503, retriable: true },
   MEMBER_ID_REQUIRED: { code: 79, http: 500 },
   PREFERRED_LEADER_NOT_AVAILABLE: { code: 80, http: 500 },
   GROUP_MAX_SIZE_REACHED: { code: 81, http: 409 },
@@ -83,7 +83,7 @@ const ERRORS = {
   NO_REASSIGNMENT_IN_PROGRESS: { code: 85, http: 500 },
   INVALID_RECORD: { code: 87, http: 422 },
   UNSTABLE_OFFSET_COMMIT: { code: 88, http: 500, retriable: true },
-  THROTTLING_QUOTA_EXCEEDED: { code: 89, http: 500, retriable: true },
+  THROTTLING_QUOTA_EXCEEDED: { code: 89, http: 429, retriable: true },
   PRODUCER_FENCED: { code: 90, http: 500 },
   RESOURCE_NOT_FOUND: { code: 91, http: 404 },
   DUPLICATE_RESOURCE: { code: 92, http: 500 },

@@ -38,6 +38,9 @@ describe("the error table", () => {
     // Refusals are the caller's, not a server fault: monitoring counts 5xx as broker errors.
     for (const c of [29, 30, 31, 53]) expect(httpStatusOf(c)).toBe(403);
     expect(httpStatusOf(ErrorCode.SASL_AUTHENTICATION_FAILED)).toBe(401);
+    // A passing state a retry gets past (a leadership moving) is 503, not a server fault (500).
+    for (const c of [5, 6, 13, 74, 75, 78]) expect(httpStatusOf(c)).toBe(503);
+    expect(httpStatusOf(ErrorCode.THROTTLING_QUOTA_EXCEEDED)).toBe(429);
   });
 
   test("metadata, storage, core and replica errors carry the code as errorCode", () => {
