@@ -189,9 +189,13 @@ function readRepo(file: string, root = ROOT): string | null {
   return existsSync(p) ? readFileSync(p, "utf8") : null;
 }
 
+/** Scratch copies made by this run (removed on an interrupt too, unless --keep). */
+const scratchDirs = new Set<string>();
+
 /** A scratch copy of `paths` of the repository (node_modules linked); returns its directory. */
 function scratchCopy(name: string, paths: readonly string[], root: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `mutate-${name}-`));
+  scratchDirs.add(dir);
   for (const p of paths) {
     const from = path.join(root, p);
     if (!existsSync(from)) continue;
@@ -599,15 +603,17 @@ export function markdown(rep: SuiteReport): string {
 }
 
 if (import.meta.main) {
-  // Interrupted: end the test children (they would run on, niced, for minutes) and go.
+  const args = process.argv.slice(2);
+  const o: SuiteOptions = { log: (l) => console.log(l) };
+  // Interrupted: end the test children (they would run on, niced, for minutes), remove the
+  // scratch copies, and go.
   for (const sig of ["SIGINT", "SIGTERM"] as const) {
     process.on(sig, () => {
       killChildren();
+      if (!o.keep) { for (const d of scratchDirs) rmSync(d, { recursive: true, force: true }); }
       process.exit(130);
     });
   }
-  const args = process.argv.slice(2);
-  const o: SuiteOptions = { log: (l) => console.log(l) };
   let md = false;
   let checkOnly = false;
   let rotateOf: number | undefined;
