@@ -9,6 +9,7 @@ import type { DecodedRequestHeader, Struct } from "../protocol/kafka/index.ts";
 import type { ProducerIdAllocator } from "./producer-ids.ts";
 import type { Principal } from "./principal.ts";
 import type { LiveAuthorizer } from "../acl/live.ts";
+import { errorCodeOf } from "../protocol/kafka/error-codes.ts";
 
 export interface KafkaContext {
   readonly partitions: PartitionManager;
@@ -86,10 +87,15 @@ export class CloseConnection extends Error {
 }
 
 /** Handlers read a thrown error's Kafka code with this (defined beside the one error table). */
-export { errorCodeOf } from "../protocol/kafka/error-codes.ts";
+export { errorCodeOf };
 
 export function errorMessageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** A thrown error as an answer's errorCode (-1: UNKNOWN_SERVER_ERROR) and errorMessage. */
+export function errorOf(e: unknown): { errorCode: number; errorMessage: string } {
+  return { errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) };
 }
 
 /** The values that occur more than once (a request naming the same topic or key twice). */

@@ -78,8 +78,7 @@ async function alterPartitionReassignments(
       responses: answer(items, codes),
     };
   } catch (e) {
-    const code = errorCodeOf(e);
-    return fail(code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code, errorMessageOf(e));
+    return fail(errorCodeOf(e), errorMessageOf(e));
   }
 }
 

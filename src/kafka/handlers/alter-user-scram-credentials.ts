@@ -11,7 +11,7 @@ import {
   ApiKey,
   ErrorCode,
 } from "../../protocol/kafka/index.ts";
-import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
+import { errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import {
   credentialFromSalted,
@@ -122,7 +122,7 @@ export async function alterUserScramCredentials(
       }
       results.push({ user, errorCode: 0, errorMessage: null });
     } catch (e) {
-      results.push({ user, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) });
+      results.push({ user, ...errorOf(e) });
     }
   }
   return { throttleTimeMs: 0, results };

@@ -8,7 +8,7 @@ import {
   type CreateAclsResponse,
   ErrorCode,
 } from "../../protocol/kafka/index.ts";
-import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
+import { errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { bindingOf } from "./shared/acls.ts";
 
@@ -24,11 +24,7 @@ export async function createAcls(
     try {
       await ctx.meta.createAcls(valid);
     } catch (e) {
-      const code = errorCodeOf(e);
-      failure = {
-        errorCode: code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code,
-        errorMessage: errorMessageOf(e),
-      };
+      failure = errorOf(e);
     }
   }
   return {

@@ -7,13 +7,7 @@ import {
   type CreatePartitionsResponseResults,
   ErrorCode,
 } from "../../protocol/kafka/index.ts";
-import {
-  answerOnce,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  type RequestContext,
-} from "../context.ts";
+import { answerOnce, errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { DUPLICATE_NAME } from "./shared/topics.ts";
 
@@ -37,7 +31,7 @@ export async function createPartitions(
         await ctx.partitions.createPartitions(name, count, validateOnly, brokers);
         return { name, errorCode: 0, errorMessage: null };
       } catch (e) {
-        return { name, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) };
+        return { name, ...errorOf(e) };
       }
     },
   );

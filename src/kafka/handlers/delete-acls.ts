@@ -7,7 +7,7 @@ import {
   type DeleteAclsResponse,
   ErrorCode,
 } from "../../protocol/kafka/index.ts";
-import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
+import { errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { filterOf } from "./shared/acls.ts";
 
@@ -23,11 +23,7 @@ export async function deleteAcls(
   try {
     matched = valid.length > 0 ? await ctx.meta.deleteAcls(valid) : [];
   } catch (e) {
-    const code = errorCodeOf(e);
-    failure = {
-      errorCode: code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code,
-      errorMessage: errorMessageOf(e),
-    };
+    failure = errorOf(e);
   }
   let next = 0;
   return {

@@ -7,13 +7,7 @@ import {
   ErrorCode,
   ZERO_UUID,
 } from "../../protocol/kafka/index.ts";
-import {
-  answerOnce,
-  errorCodeOf,
-  errorMessageOf,
-  type KafkaContext,
-  type RequestContext,
-} from "../context.ts";
+import { answerOnce, errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { wireUuid } from "./shared/brokers.ts";
 import { DUPLICATE_NAME } from "./shared/topics.ts";
@@ -71,12 +65,7 @@ async function deleteTopic(
     ctx.log.info("topic deleted", { topic: name, via: "kafka" });
     return { name, topicId: wireUuid(t.topicId), errorCode: 0, errorMessage: null };
   } catch (e) {
-    return {
-      name,
-      topicId: wireUuid(t.topicId),
-      errorCode: errorCodeOf(e),
-      errorMessage: errorMessageOf(e),
-    };
+    return { name, topicId: wireUuid(t.topicId), ...errorOf(e) };
   }
 }
 

@@ -7,7 +7,7 @@ import {
   type DescribeConfigsResponse,
   ErrorCode,
 } from "../../protocol/kafka/index.ts";
-import { errorCodeOf, errorMessageOf, type KafkaContext, type RequestContext } from "../context.ts";
+import { errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
 import { CONFIG_SOURCE_CODE, describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
 import { BROKER, TOPIC } from "./shared/config-resources.ts";
@@ -128,7 +128,7 @@ export function describeConfigs(
         };
       }
     } catch (e) {
-      return { ...base, errorCode: errorCodeOf(e), errorMessage: errorMessageOf(e) };
+      return { ...base, ...errorOf(e) };
     }
     if (keys !== null && keys.length > 0) rows = rows.filter((c) => keys.includes(c.name));
     return {

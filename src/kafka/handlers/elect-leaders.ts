@@ -73,8 +73,7 @@ export async function electLeaders(
     const results = await admin.electLeaders(type, targets, req.body.timeoutMs);
     return { throttleTimeMs: 0, errorCode: 0, replicaElectionResults: grouped(results) };
   } catch (e) {
-    const code = errorCodeOf(e);
-    return fail(code === -1 ? ErrorCode.UNKNOWN_SERVER_ERROR : code, errorMessageOf(e));
+    return fail(errorCodeOf(e), errorMessageOf(e));
   }
 }
 
