@@ -2,6 +2,29 @@
 // middle of a partition's segment 0, and the recovery checkpoint gone (as when it was still at 0).
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { api } from "./http.ts";
+
+/**
+ * A topic of one partition with small segments (4 KiB) holding 200 acknowledged records (40 acks=all
+ * requests of 5), so segment 0 is followed by several others; the log end (200).
+ */
+export async function writeSegments(base: string, topic: string): Promise<number> {
+  const created = await api(base, "POST", "/topics", {
+    name: topic,
+    partitions: 1,
+    configs: { "segment.bytes": "4096" },
+  });
+  if (created.status !== 201) throw new Error(`create ${topic}: ${created.status} ${created.text}`);
+  for (let i = 0; i < 40; i++) {
+    const records = Array.from(
+      { length: 5 },
+      (_, k) => ({ value: `r${i}-${k}-${"x".repeat(150)}` }),
+    );
+    const r = await api(base, "POST", `/topics/${topic}/records?acks=all`, records);
+    if (r.status !== 200) throw new Error(`produce to ${topic}: ${r.status} ${r.text}`);
+  }
+  return 200;
+}
 
 /** Damages the middle batch of segment 0 in partition directory `dir`; that batch's base offset. */
 export function damageSegment0(dir: string): number {

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningBroker, startBrokerProcess } from "../helpers/broker-process.ts";
-import { damageSegment0 } from "../helpers/damage.ts";
+import { damageSegment0, writeSegments } from "../helpers/damage.ts";
 
 const started: RunningBroker[] = [];
 afterAll(() => {
@@ -30,21 +30,7 @@ async function call(base: string, method: string, path: string, body?: unknown) 
 test("a quarantined partition shows in /readyz, /metrics and GET /topics/{t}", async () => {
   const a = await startBrokerProcess();
   started.push(a);
-  const created = await call(a.httpUrl, "POST", "/topics", {
-    name: "dmg",
-    partitions: 1,
-    configs: { "segment.bytes": "4096" },
-  });
-  expect(created.status).toBe(201);
-  for (let i = 0; i < 40; i++) {
-    const records = Array.from(
-      { length: 5 },
-      (_, k) => ({ value: `r${i}-${k}-${"x".repeat(150)}` }),
-    );
-    const r = await call(a.httpUrl, "POST", "/topics/dmg/records?acks=all", records);
-    expect(r.status).toBe(200);
-  }
-  const end = 200;
+  const end = await writeSegments(a.httpUrl, "dmg");
   a.kill("SIGKILL");
   await a.exited;
   const dir = join(a.dataDir, "logs", "dmg-0");

@@ -11,7 +11,7 @@ import {
   type RunningBroker,
   startBrokerProcess,
 } from "../helpers/broker-process.ts";
-import { damageSegment0 } from "../helpers/damage.ts";
+import { damageSegment0, writeSegments } from "../helpers/damage.ts";
 import { api } from "../helpers/http.ts";
 
 const started: RunningBroker[] = [];
@@ -22,24 +22,10 @@ afterAll(() => {
 test("topic repair: list the damage, refuse what is not damaged, give the records up", async () => {
   const a = await startBrokerProcess();
   started.push(a);
-  for (const name of ["dmg", "fine"]) {
-    const created = await api(a.httpUrl, "POST", "/topics", {
-      name,
-      partitions: 1,
-      configs: { "segment.bytes": "4096" },
-    });
-    expect(created.status).toBe(201);
-  }
-  for (let i = 0; i < 40; i++) {
-    const records = Array.from(
-      { length: 5 },
-      (_, k) => ({ value: `r${i}-${k}-${"x".repeat(150)}` }),
-    );
-    expect((await api(a.httpUrl, "POST", "/topics/dmg/records?acks=all", records)).status).toBe(
-      200,
-    );
-  }
-  const end = 200;
+  const end = await writeSegments(a.httpUrl, "dmg");
+  expect((await api(a.httpUrl, "POST", "/topics", { name: "fine", partitions: 1 })).status).toBe(
+    201,
+  );
   a.kill("SIGKILL");
   await a.exited;
   const from = damageSegment0(join(a.dataDir, "logs", "dmg-0"));
