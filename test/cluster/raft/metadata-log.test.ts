@@ -37,15 +37,18 @@ class FakeSm implements MetadataStateMachine {
 
 const transport: RaftTransport = { send: () => {}, onMessage: () => {}, close: () => {} };
 
-test("RaftMetadataLog: a one-voter quorum appends, applies, reads and refuses bad records", async () => {
-  const st = new MemoryStorage();
+/** A one-voter metadata log over `st` and `sm`, once its node has become the leader. */
+async function oneVoter(
+  st: MemoryStorage,
+  sm: FakeSm,
+  opts: { snapshotThreshold?: number } = {},
+): Promise<{ node: RaftNode; log: RaftMetadataLog }> {
   const b = bootstrapState({ voters: [1], learners: [] }, "[]");
   st.hardState = b.hardState;
   st.snapshot = b.snapshot;
-  const sm = new FakeSm();
   sm.applied = 1;
   const node = new RaftNode(
-    { id: 1, electionMs: 20, heartbeatMs: 5, snapshotThreshold: 3 },
+    { id: 1, electionMs: 20, heartbeatMs: 5, ...opts },
     st.load(),
     new Rng(1),
     performance.now(),
@@ -54,6 +57,13 @@ test("RaftMetadataLog: a one-voter quorum appends, applies, reads and refuses ba
   const log = new RaftMetadataLog(node, st, transport, sm);
   for (let i = 0; i < 100 && node.role !== "leader"; i++) await Bun.sleep(5);
   expect(node.role).toBe("leader");
+  return { node, log };
+}
+
+test("RaftMetadataLog: a one-voter quorum appends, applies, reads and refuses bad records", async () => {
+  const st = new MemoryStorage();
+  const sm = new FakeSm();
+  const { node, log } = await oneVoter(st, sm, { snapshotThreshold: 3 });
   const i1 = await log.append({ type: "BrokerFenced", nodeId: 1, fenced: true });
   const i2 = await log.append({ type: "BrokerFenced", nodeId: 2, fenced: false });
   expect(i2).toBe(i1 + 1);
@@ -94,19 +104,8 @@ test("a full disk: the metadata log frees the space reserve and the write commit
     }
   }
   const st = new FullStorage();
-  const b = bootstrapState({ voters: [1], learners: [] }, "[]");
-  st.hardState = b.hardState;
-  st.snapshot = b.snapshot;
   const sm = new FullSm();
-  sm.applied = 1;
-  const node = new RaftNode(
-    { id: 1, electionMs: 20, heartbeatMs: 5 },
-    st.load(),
-    new Rng(1),
-    performance.now(),
-    { appliedIndex: 1 },
-  );
-  const log = new RaftMetadataLog(node, st, transport, sm);
+  const { log } = await oneVoter(st, sm);
   let released = 0;
   log.onDiskFull = () => {
     if (!raftFull && !tablesFull) return false;
@@ -114,8 +113,6 @@ test("a full disk: the metadata log frees the space reserve and the write commit
     released++;
     return true;
   };
-  for (let i = 0; i < 100 && node.role !== "leader"; i++) await Bun.sleep(5);
-  expect(node.role).toBe("leader");
   // The entry's write fails; the reserve is released and the same write goes through at once
   // (without the hook the writer is refused and the log retries every 100 ms for ever).
   raftFull = true;
