@@ -3,7 +3,7 @@
 // Runs the interval flusher (each log writes its recovery checkpoint after syncs).
 import * as path from "node:path";
 import type { DecompressFn } from "../protocol/record-batch.ts";
-import { type FileIO, realFileIO, writeFileDurable } from "./file-io.ts";
+import { type FileIO, realFileIO, writeFileDurable, writeFileReplacing } from "./file-io.ts";
 import type { LogDeps, SegmentPartitionLog } from "./partition-log.ts";
 import { openCleanSync, openSegmentLog } from "./recovery.ts";
 import {
@@ -271,7 +271,8 @@ export class SegmentLogStore implements LogStore {
   private async doOpen(name: string, spec: PartitionSpec): Promise<SegmentPartitionLog> {
     const dir = path.join(this.logsDir, name);
     const config: LogConfig = { ...DEFAULT_LOG_CONFIG, ...this.opts.defaults, ...spec.config };
-    if (this.io.exists(dir)) {
+    const created = !this.io.exists(dir);
+    if (!created) {
       const meta = this.readMeta(dir);
       if (meta && meta.topicId !== spec.topicId) {
         throw new TopicIdMismatchError(
@@ -287,10 +288,18 @@ export class SegmentLogStore implements LogStore {
         if (hasData) throw new TopicIdMismatchError(`${dir} holds data but no ${META_FILE}`);
         await this.writeMeta(dir, spec);
       }
-    } else {
+    }
+    // A new partition's directory, partition.meta and empty segment: made durable by one shared
+    // file-system sync for all the partitions created meanwhile, where there is one (a create of
+    // 1,000 partitions synced three files each, one at a time per partition).
+    const shared = created && this.io.syncFs !== undefined;
+    if (created) {
       this.io.mkdirp(dir);
-      await this.writeMeta(dir, spec);
-      await this.logsDirSync();
+      if (shared) this.writeMetaUnsynced(dir, spec);
+      else {
+        await this.writeMeta(dir, spec);
+        await this.logsDirSync();
+      }
     }
     const log = await openSegmentLog(
       dir,
@@ -298,8 +307,17 @@ export class SegmentLogStore implements LogStore {
       spec.partition,
       spec.topicId,
       config,
-      this.logDeps(),
+      shared ? { ...this.logDeps(), createdSyncedByCaller: true } : this.logDeps(),
     );
+    if (shared) {
+      try {
+        await this.logsDirSync();
+      } catch (e) {
+        log.abandon();
+        throw e;
+      }
+      log.needDirSync = false;
+    }
     if (this.closed) {
       log.abandon();
       throw new StorageError("store closed while opening");
@@ -312,13 +330,16 @@ export class SegmentLogStore implements LogStore {
   private dirSyncNext: Promise<void> | null = null;
 
   /**
-   * fsync the logs directory, shared by the partitions created meanwhile: a caller arriving
-   * while one runs waits for the next, which starts after it and so covers its new directory.
+   * fsync the logs directory (or the file system, where syncFs exists), shared by the partitions
+   * created meanwhile: a caller arriving while one runs waits for the next, which starts after it
+   * and so covers its new directory and files.
    */
   private logsDirSync(): Promise<void> {
     if (this.dirSyncNext !== null) return this.dirSyncNext;
     const start = (): Promise<void> => {
-      const p = this.io.syncDir(this.logsDir);
+      const p = this.io.syncFs !== undefined
+        ? this.io.syncFs(this.logsDir)
+        : this.io.syncDir(this.logsDir);
       this.dirSyncRunning = p;
       return p.finally(() => {
         if (this.dirSyncRunning === p) this.dirSyncRunning = null;
@@ -331,6 +352,15 @@ export class SegmentLogStore implements LogStore {
     });
     this.dirSyncNext = next;
     return next;
+  }
+
+  private writeMetaUnsynced(dir: string, spec: PartitionSpec): void {
+    const m: Meta = { v: 1, topic: spec.topic, partition: spec.partition, topicId: spec.topicId };
+    writeFileReplacing(
+      this.io,
+      path.join(dir, META_FILE),
+      new TextEncoder().encode(JSON.stringify(m)),
+    );
   }
 
   private async writeMeta(dir: string, spec: PartitionSpec): Promise<void> {

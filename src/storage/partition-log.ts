@@ -55,6 +55,8 @@ export interface LogDeps {
    * per this many ms (so a crash rescans about that much). 0 or absent: only when asked.
    */
   checkpointAfterSyncMs?: number;
+  /** A log created now: its directory is made durable by the caller (a shared file-system sync). */
+  createdSyncedByCaller?: boolean;
 }
 
 /** Shortest wait between a sync and the checkpoint it triggers (coalesces a burst of rounds). */

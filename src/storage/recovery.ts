@@ -289,7 +289,7 @@ export async function openSegmentLog(
   // gets no checkpoint until its first sync (an absent one means "scan from the start", free for
   // an empty log): a create of 1,000 partitions wrote 3,000 syncs more without this.
   if (!clean && !created) await Promise.all(segs.map((s) => s.handle.fdatasync()));
-  if (log.needDirSync) {
+  if (log.needDirSync && !(created && deps.createdSyncedByCaller)) {
     await io.syncDir(dir);
     log.needDirSync = false;
   }

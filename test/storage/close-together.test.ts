@@ -47,9 +47,11 @@ test("closeAll: two file-system syncs, no per-file sync, every log reopens clean
   const store = await storeOn(io);
   await fill(store);
   const before = io.syncCount;
+  const fsBefore = calls.syncFs; // the creates' shared syncs (one or a few for all the logs)
+  expect(fsBefore).toBeLessThanOrEqual(LOGS + 2);
   await store.closeAll();
   expect(io.syncCount - before).toBe(0); // fdatasync calls: the data was synced already
-  expect(calls.syncFs).toBe(2);
+  expect(calls.syncFs - fsBefore).toBe(2);
   const after = io.crash(); // what was durable once closeAll returned
   const again = await storeOn(after);
   expect(await ends(again)).toEqual(Array.from({ length: LOGS }, () => ({ end: 6, clean: true })));
@@ -58,11 +60,13 @@ test("closeAll: two file-system syncs, no per-file sync, every log reopens clean
 
 test("a crash before the checkpoints' sync: every log recovered whole, none taken for clean", async () => {
   let crashed: CrashFileIO | undefined;
-  const { io } = diskWithSyncFs((n, disk) => {
-    if (n === 2) crashed = disk.crash();
+  let closing = Number.POSITIVE_INFINITY;
+  const { io, calls } = diskWithSyncFs((n, disk) => {
+    if (n === closing + 2) crashed = disk.crash();
   });
   const store = await storeOn(io);
   await fill(store);
+  closing = calls.syncFs;
   await store.closeAll(); // the second sync fails (the disk "lost power"): logged, not thrown
   expect(crashed).toBeDefined();
   const again = await storeOn(crashed!);
@@ -83,5 +87,27 @@ test("without syncFs each log syncs its own files (the simulated disk's default)
   expect(io.syncCount - before).toBeGreaterThanOrEqual(LOGS * 4);
   const again = await storeOn(io.crash());
   expect((await ends(again)).every((e) => e.end === 6 && e.clean)).toBe(true);
+  await again.closeAll();
+});
+
+test("partitions created together share file-system syncs: no per-file sync, all there after a crash", async () => {
+  const { io, calls } = diskWithSyncFs();
+  await io.syncDir("/");
+  const store = await storeOn(io);
+  const before = io.syncCount;
+  await Promise.all(
+    Array.from(
+      { length: LOGS },
+      (_, p) => store.openLog({ topic: "n", partition: p, topicId: "id-n" }),
+    ),
+  );
+  expect(io.syncCount - before).toBe(0); // neither partition.meta, nor a directory, file by file
+  expect(calls.syncFs).toBeLessThanOrEqual(3); // one running, one covering all who came meanwhile
+  const again = await storeOn(io.crash());
+  expect(again.listLogs().filter((l) => l.topic === "n").length).toBe(LOGS);
+  const log = await again.openLog({ topic: "n", partition: 7, topicId: "id-n" });
+  log.append(batch({ count: 2 }), { leaderEpoch: 0 });
+  await log.flush();
+  expect(log.logEndOffset()).toBe(2);
   await again.closeAll();
 });
