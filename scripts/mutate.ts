@@ -431,6 +431,7 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
         scope: o.wholeSuite === true ? [] : o.wholeSuite,
         failingUnmutated: [...st.baseline].filter(([, b]) => !b.ok).map(([f]) => f),
         baselineOf: (f) => baselineOf(f, st),
+        unmutatedDir: () => (st.cleanDir ??= scratchCopy("baseline", COPY_WHOLE, st.root)),
         log: st.log,
         ...(o.wholeSuiteShardMs !== undefined ? { shardBudgetMs: o.wholeSuiteShardMs } : {}),
       });

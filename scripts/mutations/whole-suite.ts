@@ -2,9 +2,9 @@
 // folders and files asked for, run against the mutated copy one shard at a time (a `bun test` per
 // folder of test/, one for the files directly in it), each with a budget and a stall limit. A
 // failing file, or a file a shard hung in, catches the bug only if it passes on the unmutated
-// code and fails again alone on the mutated copy (a long shard on a loaded machine fails
-// timing-sensitive process tests now and then); one that fails unmutated too, or passes alone
-// mutated, is left out of the later shards and named in the verdict.
+// code, then fails alone on the mutated copy and passes alone on the unmutated one, twice, back to
+// back (a long shard on a loaded machine fails timing-sensitive process tests now and then); one
+// that fails unmutated too, or is not confirmed, is left out of the later shards and named.
 import { readdirSync } from "node:fs";
 import * as path from "node:path";
 import { type BaselineEntry, runBunTests } from "./bun-tests.ts";
@@ -16,6 +16,12 @@ export const SHARD_BUDGET_MS = 30 * 60_000;
  * single test's own timeout in the suite (600 s, test/sim/mutate.test.ts).
  */
 export const SHARD_STALL_MS = 11 * 60_000;
+
+/**
+ * A failing file that passes unmutated is run alone this many times more, mutated then unmutated
+ * back to back: it catches the bug only if every mutated run fails and every unmutated one passes.
+ */
+export const CONFIRM_PAIRS = 2;
 
 /** A test file as bun finds one (its default patterns). */
 const TEST_FILE = /[._](test|spec)\.[cm]?[jt]sx?$/;
@@ -51,6 +57,8 @@ export interface WholeSuiteOptions {
   failingUnmutated: Iterable<string>;
   /** `file`'s result on the unmutated code (run there on first demand). */
   baselineOf: (file: string) => Promise<BaselineEntry>;
+  /** An unmutated copy of the repository, to run a file in again. */
+  unmutatedDir: () => string;
   log: (line: string) => void;
   shardBudgetMs?: number;
   stallMs?: number;
@@ -98,17 +106,26 @@ export async function wholeSuite(dir: string, o: WholeSuiteOptions): Promise<Who
         ignored.add(file);
         continue;
       }
-      // Passes unmutated: the bug's, or a test that failed under load in a long shard and
-      // passed when the machine was quieter? Alone on the mutated copy it must fail again.
-      const again = await runBunTests(dir, [file], o.shardBudgetMs ?? SHARD_BUDGET_MS, {
-        stallMs: Math.min(o.stallMs ?? SHARD_STALL_MS, o.shardBudgetMs ?? SHARD_BUDGET_MS),
-      });
-      if (again.failed) {
+      // Passes unmutated: the bug's, or a timing-sensitive test that failed under load in a long
+      // shard and passed when the machine was quieter? Run alone, back to back, the mutated copy
+      // must fail and the unmutated one pass, CONFIRM_PAIRS times: the same load for both.
+      const alone = (where: string) =>
+        runBunTests(where, [file], o.shardBudgetMs ?? SHARD_BUDGET_MS, {
+          stallMs: Math.min(o.stallMs ?? SHARD_STALL_MS, o.shardBudgetMs ?? SHARD_BUDGET_MS),
+        });
+      let unconfirmed = "";
+      for (let i = 0; i < CONFIRM_PAIRS && unconfirmed === ""; i++) {
+        const m = await alone(dir);
+        if (!m.failed) unconfirmed = `passes alone mutated (${m.seconds} s)`;
+        else if ((await alone(o.unmutatedDir())).failed) {
+          unconfirmed = `fails alone unmutated too, right after (${m.detail})`;
+        }
+      }
+      if (unconfirmed === "") {
         return { caught: true, detail: `whole suite: ${file}: ${why}`, ran, ignored: [...ignored] };
       }
       o.log(
-        `  whole suite: ${file} failed in the shard (${why}) but passes alone, mutated ` +
-          `(${again.seconds} s) and unmutated: flaky, left out`,
+        `  whole suite: ${file} failed in the shard (${why}) but ${unconfirmed}: flaky, left out`,
       );
       flaky.push(file);
       ignored.add(file);
