@@ -284,7 +284,11 @@ export class MetadataStore {
 
   /** DescribeConfigs view of a topic: every config with value, source and synonyms. */
   describeTopicConfigs(name: string): DescribedTopicConfig[] {
-    const t = this.#topicOrThrow(name);
+    return this.describeTopicConfigsOf(this.#topicOrThrow(name));
+  }
+
+  /** As describeTopicConfigs, of a topic already read (its partition 0 at least). */
+  describeTopicConfigsOf(t: TopicInfo): DescribedTopicConfig[] {
     return describeTopicConfig(t.configs, this.topicDefaults, t.internal, replicationFactorOf(t));
   }
 

@@ -17,7 +17,6 @@ import {
   type RequestContext,
 } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { describeTopicConfig } from "../../meta/index.ts";
 import { wireUuid } from "./shared/brokers.ts";
 import { DUPLICATE_NAME } from "./shared/topics.ts";
 
@@ -83,12 +82,7 @@ async function createTopic(
       assignments,
     );
     const described = v >= 5
-      ? describeTopicConfig(
-        info.configs,
-        ctx.meta.topicDefaults,
-        info.internal,
-        info.partitions[0]?.replicas.length,
-      ).map((d) => ({
+      ? ctx.meta.describeTopicConfigsOf(info).map((d) => ({
         name: d.name,
         value: d.sensitive ? null : d.value,
         readOnly: d.readOnly,

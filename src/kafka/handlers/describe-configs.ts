@@ -9,7 +9,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import { errorOf, type KafkaContext, type RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { CONFIG_SOURCE_CODE, describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
+import { CONFIG_SOURCE_CODE, TOPIC_CONFIGS } from "../../meta/index.ts";
 import { BROKER, TOPIC } from "./shared/config-resources.ts";
 
 interface ConfigRow {
@@ -30,12 +30,7 @@ function topicRows(ctx: KafkaContext, name: string): ConfigRow[] {
       errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     });
   }
-  return describeTopicConfig(
-    t.configs,
-    ctx.meta.topicDefaults,
-    t.internal,
-    t.partitions[0]?.replicas.length,
-  ).map((d) => ({
+  return ctx.meta.describeTopicConfigsOf(t).map((d) => ({
     name: d.name,
     value: d.sensitive ? null : d.value,
     readOnly: d.readOnly,

@@ -7,7 +7,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { describeTopicConfig, TOPIC_CONFIGS } from "../../meta/index.ts";
+import { TOPIC_CONFIGS } from "../../meta/index.ts";
 import { alterTopicConfigs, type TopicConfigChange } from "./shared/config-resources.ts";
 import type { TopicInfo } from "../../meta/index.ts";
 
@@ -23,12 +23,7 @@ function change(ctx: KafkaContext, r: Resource, t: TopicInfo): TopicConfigChange
   const set: Record<string, string> = {};
   const del: string[] = [];
   let error: TopicConfigChange | null = null;
-  const current = describeTopicConfig(
-    t.configs,
-    ctx.meta.topicDefaults,
-    t.internal,
-    t.partitions[0]?.replicas.length,
-  );
+  const current = ctx.meta.describeTopicConfigsOf(t);
   for (const c of r.configs) {
     const { name: key, configOperation: op, value } = c;
     const def = TOPIC_CONFIGS.find((d) => d.name === key);
