@@ -119,6 +119,14 @@ export class LazyPartitionLog implements PartitionLog {
     return this.#log().offsetForTimestamp(ts);
   }
   endOffsetForEpoch(epoch: number): EpochEndOffset {
+    // What a follower's fetch asks of every partition it follows: the latest epoch ends at the
+    // log end, and a later one is unknown (as LeaderEpochCache answers), without opening.
+    const latest = this.entry.epoch;
+    if (this.#real === null && latest >= 0 && epoch >= latest) {
+      return epoch === latest
+        ? { leaderEpoch: epoch, endOffset: this.entry.logEnd }
+        : { leaderEpoch: -1, endOffset: -1 };
+    }
     return this.#log().endOffsetForEpoch(epoch);
   }
   deleteRecords(offset: number): Promise<number> {

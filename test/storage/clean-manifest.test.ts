@@ -69,6 +69,8 @@ test("a start after a clean stop opens no log until it is used, then reads it ri
       true,
     ]);
   }
+  // A follower's divergence check asks the latest epoch (and maybe a later one) of every log.
+  const ends = [3, 4].map((e) => logs[2].endOffsetForEpoch(e));
   expect(opened).toEqual([]); // no segment, index or checkpoint opened
   expect(store.listLogs().map((i) => i.topicId)).toEqual(["id-t", "id-t", "id-t"]);
   const got = readAll(logs[1]);
@@ -81,6 +83,9 @@ test("a start after a clean stop opens no log until it is used, then reads it ri
   expect(log1).not.toBeInstanceOf(LazyPartitionLog);
   expect(got.next).toBe(4);
   expect(got).toEqual(readAll(log1));
+  const eager2 = await eager.openLog(spec(2));
+  expect(ends).toEqual([3, 4].map((e) => eager2.endOffsetForEpoch(e)));
+  expect(ends[0]).toEqual({ leaderEpoch: 3, endOffset: 4 });
   await eager.closeAll();
 });
 
