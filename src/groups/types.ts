@@ -68,26 +68,27 @@ export interface JoinGroupInput extends MemberJoin {
   requireKnownMemberId: boolean;
 }
 
-export interface SyncGroupInput {
-  type: "sync";
-  token: RequestToken;
+/** A member of a group's generation, as SyncGroup, Heartbeat and OffsetCommit name it. */
+export interface GenerationMember {
   groupId: string;
+  /** -1 in a simple (standalone) commit. */
   generationId: number;
   memberId: string;
   groupInstanceId: string | null;
+}
+
+export interface SyncGroupInput extends GenerationMember {
+  type: "sync";
+  token: RequestToken;
   /** SyncGroup v5+; null when not sent. */
   protocolType: string | null;
   protocolName: string | null;
   assignments: { memberId: string; assignment: Uint8Array }[];
 }
 
-export interface HeartbeatInput {
+export interface HeartbeatInput extends GenerationMember {
   type: "heartbeat";
   token: RequestToken;
-  groupId: string;
-  generationId: number;
-  memberId: string;
-  groupInstanceId: string | null;
 }
 
 export interface LeaveGroupInput {
@@ -98,14 +99,9 @@ export interface LeaveGroupInput {
   members: { memberId: string; groupInstanceId: string | null }[];
 }
 
-export interface OffsetCommitInput {
+export interface OffsetCommitInput extends GenerationMember {
   type: "offsetCommit";
   token: RequestToken;
-  groupId: string;
-  /** -1 for simple (standalone) commits. */
-  generationId: number;
-  memberId: string;
-  groupInstanceId: string | null;
   /** OffsetCommit v2-4 RetentionTimeMs; -1 = broker default. */
   retentionTimeMs: number;
   topics: {

@@ -6,20 +6,13 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask } from "./shared/group-coordinator.ts";
+import { ask, memberOf } from "./shared/group-coordinator.ts";
 
 export async function heartbeat(
   ctx: KafkaContext,
   req: RequestContext<HeartbeatRequest>,
 ): Promise<HeartbeatResponse> {
-  const b = req.body;
-  const r = await ask(ctx, req, {
-    type: "heartbeat",
-    groupId: b.groupId,
-    generationId: b.generationId,
-    memberId: b.memberId,
-    groupInstanceId: b.groupInstanceId,
-  });
+  const r = await ask(ctx, req, { type: "heartbeat", ...memberOf(req.body) });
   return { throttleTimeMs: 0, errorCode: r.errorCode };
 }
 

@@ -7,7 +7,7 @@ import {
 } from "../../protocol/kafka/index.ts";
 import type { KafkaContext, RequestContext } from "../context.ts";
 import { defineHandler } from "../api.ts";
-import { ask } from "./shared/group-coordinator.ts";
+import { ask, memberOf } from "./shared/group-coordinator.ts";
 
 export async function syncGroup(
   ctx: KafkaContext,
@@ -16,10 +16,7 @@ export async function syncGroup(
   const b = req.body;
   const r = await ask(ctx, req, {
     type: "sync",
-    groupId: b.groupId,
-    generationId: b.generationId,
-    memberId: b.memberId,
-    groupInstanceId: b.groupInstanceId,
+    ...memberOf(b),
     protocolType: b.protocolType,
     protocolName: b.protocolName,
     assignments: b.assignments.map((a) => ({ memberId: a.memberId, assignment: a.assignment })),

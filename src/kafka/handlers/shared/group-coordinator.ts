@@ -3,7 +3,7 @@
 // COORDINATOR_NOT_AVAILABLE.
 import { ErrorCode } from "../../../protocol/kafka/index.ts";
 import { errorCodeOf, type KafkaContext, type RequestContext } from "../../context.ts";
-import type { CoordinatorResponse } from "../../../groups/index.ts";
+import type { CoordinatorResponse, GenerationMember } from "../../../groups/index.ts";
 
 type Input = Parameters<KafkaContext["groups"]["request"]>[0];
 /** The coordinator's answer to a request of type `K` (its own kind), or the error to report. */
@@ -38,3 +38,11 @@ async function answerOf(
     return { kind: "error", errorCode: code === -1 ? ErrorCode.COORDINATOR_NOT_AVAILABLE : code };
   }
 }
+
+/** The member a Heartbeat or SyncGroup request comes from (its body's own four fields). */
+export const memberOf = (b: GenerationMember): GenerationMember => ({
+  groupId: b.groupId,
+  generationId: b.generationId,
+  memberId: b.memberId,
+  groupInstanceId: b.groupInstanceId,
+});
