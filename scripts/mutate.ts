@@ -413,7 +413,7 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
       const budget = o.timeBudgetMs ??
         (m.testBudgetSeconds !== undefined ? m.testBudgetSeconds * 1000 : undefined) ??
         (campaigns.length === 0 ? TESTS_BUDGET_MS : TIME_BUDGET_MS);
-      const t = await runBunTests(dir, tests, budget);
+      const t = await runBunTests(dir, tests, budget, { planted: m.id });
       if (t.failed) {
         return {
           ...base,
@@ -432,6 +432,7 @@ async function runOne(m: Mutation, o: SuiteOptions, st: RunState): Promise<Mutat
         failingUnmutated: [...st.baseline].filter(([, b]) => !b.ok).map(([f]) => f),
         baselineOf: (f) => baselineOf(f, st),
         unmutatedDir: () => (st.cleanDir ??= scratchCopy("baseline", COPY_WHOLE, st.root)),
+        planted: m.id,
         log: st.log,
         ...(o.wholeSuiteShardMs !== undefined ? { shardBudgetMs: o.wholeSuiteShardMs } : {}),
       });

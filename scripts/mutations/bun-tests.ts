@@ -72,6 +72,11 @@ export interface RunOptions {
    * longest single test's timeout (bun prints a test's line only as it ends).
    */
   stallMs?: number;
+  /**
+   * The id of the bug planted in `dir`, passed as MUTATE_PLANTED: the list's own check
+   * (test/sim/mutate.test.ts, "every planted bug's edit applies") skips that entry there.
+   */
+  planted?: string;
 }
 
 /**
@@ -99,6 +104,7 @@ export function runBunTests(
       {
         cwd: dir,
         stdio: ["ignore", "ignore", "pipe"],
+        env: o.planted === undefined ? process.env : { ...process.env, MUTATE_PLANTED: o.planted },
         // Its own process group: a hung run is ended with every broker its tests started.
         detached: true,
       },

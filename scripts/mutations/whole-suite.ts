@@ -59,6 +59,8 @@ export interface WholeSuiteOptions {
   baselineOf: (file: string) => Promise<BaselineEntry>;
   /** An unmutated copy of the repository, to run a file in again. */
   unmutatedDir: () => string;
+  /** The id of the bug planted in the copy (bun-tests.ts RunOptions.planted). */
+  planted: string;
   log: (line: string) => void;
   shardBudgetMs?: number;
   stallMs?: number;
@@ -86,6 +88,7 @@ export async function wholeSuite(dir: string, o: WholeSuiteOptions): Promise<Who
     const extra = [...ignored].map((f) => `--path-ignore-patterns=${f}`);
     const t = await runBunTests(dir, shard, o.shardBudgetMs ?? SHARD_BUDGET_MS, {
       extra,
+      planted: o.planted,
       stallMs: Math.min(o.stallMs ?? SHARD_STALL_MS, o.shardBudgetMs ?? SHARD_BUDGET_MS),
     });
     ran.push(`${name}: ${t.failed ? t.detail : "pass"} (${t.seconds} s)`);
@@ -112,6 +115,7 @@ export async function wholeSuite(dir: string, o: WholeSuiteOptions): Promise<Who
       const alone = (where: string) =>
         runBunTests(where, [file], o.shardBudgetMs ?? SHARD_BUDGET_MS, {
           stallMs: Math.min(o.stallMs ?? SHARD_STALL_MS, o.shardBudgetMs ?? SHARD_BUDGET_MS),
+          ...(where === dir ? { planted: o.planted } : {}),
         });
       let unconfirmed = "";
       for (let i = 0; i < CONFIRM_PAIRS && unconfirmed === ""; i++) {

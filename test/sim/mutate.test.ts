@@ -14,7 +14,11 @@ const ROOT = path.resolve(import.meta.dir, "../..");
 // Both suites' edits are checked here; only the simulator suite runs below (the test suite's
 // bugs, `npm run mutate -- --suite tests`, run test files that start brokers: too slow for CI).
 test("every planted bug's edit applies: its text occurs exactly once in its file", () => {
-  const problems = checkMutations(ALL_MUTATIONS, (f) => {
+  // In a mutation run's scratch copy (the whole-suite rerun) one bug is planted: its own text is
+  // gone there by design (scripts/mutations/bun-tests.ts sets MUTATE_PLANTED).
+  const planted = process.env.MUTATE_PLANTED;
+  const list = ALL_MUTATIONS.filter((m) => m.id !== planted);
+  const problems = checkMutations(list, (f) => {
     const p = path.join(ROOT, f);
     return existsSync(p) ? readFileSync(p, "utf8") : null;
   });
