@@ -24,6 +24,7 @@ import {
   waitFor,
 } from "../helpers/replication-harness.ts";
 import { stopAll } from "../helpers/processes.ts";
+import { OFFSETS_TOPIC } from "../../src/groups/records.ts";
 
 const cluster = new Cluster();
 const ledger = new Ledger();
@@ -112,6 +113,12 @@ beforeAll(async () => {
     return r !== undefined && (r.status === 201 || r.status === 409) ? true : undefined;
   });
   await cluster.fullIsr(20_000);
+  // The controller raises __consumer_offsets to three replicas once three brokers are live (a
+  // check every 2 s): done before broker 104 joins, or its replicas could be placed there too.
+  await waitFor("__consumer_offsets on three replicas", 20_000, async () => {
+    const t = await get<TopicJson>(`/topics/${OFFSETS_TOPIC}`).catch(() => undefined);
+    return t !== undefined && t.partitions.every((p) => p.replicas.length === 3) ? true : undefined;
+  });
   kload.start();
 }, 60_000);
 
