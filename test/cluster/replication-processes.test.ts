@@ -386,6 +386,10 @@ describe("replication on real processes (3 brokers, RF 3, min.insync.replicas 2)
   test(
     "(d) the group coordinator killed during a rebalance",
     async () => {
+      // The scenario is a coordinator with in-sync followers (after (c) the offsets partitions
+      // may still be taking their restarted followers back: killing the only ISR member leaves
+      // the partition offline until it returns, by design, and that is not what (d) tests).
+      await cluster.fullIsr(30_000, "__consumer_offsets");
       const offsets = await cluster.topic("__consumer_offsets");
       expect(offsets).toBeDefined();
       const op = offsets![offsetsPartitionFor(GROUP, offsets!.length)];
