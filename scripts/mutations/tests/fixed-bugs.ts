@@ -34,6 +34,11 @@ export const FIXED_BUGS: readonly Mutation[] = [
     why: "A one-copy leader acknowledges at its log end but never tells its leader core: when a " +
       "reassignment adds a replica the watermark falls back to where leadership began and the " +
       "move completes onto a log missing acknowledged records (fixed in 0b75ed5).",
+    expect: "survives",
+    reason: "Defence in depth: the same fix (0b75ed5) also tells the core the log end when a " +
+      "single copy gains a replica (Replica.update), which alone keeps the watermark; the bug " +
+      "was both missing, which one edit cannot plant. Caught at 7fb8db5 only while 0039766 " +
+      "(reverted in 906fe8d) changed when a copy counted as single.",
   },
   {
     id: "controller-unfence-before-elections-applied",
