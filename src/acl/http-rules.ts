@@ -2,17 +2,31 @@
 // the decisions are those of the Kafka rule table (kafka-rules.ts) and never a second copy:
 // producing is Produce on the topic, reading is Fetch, GET /topics/{t} is Metadata, a group's
 // page is DescribeGroups, and so on. Pure: the HTTP front door (src/http/acl.ts) applies it.
-import { API_RULES, deniedNeeds, type Need } from "./kafka-rules.ts";
+import {
+  API_RULES,
+  deniedNeeds,
+  type Need,
+  type RuleBody,
+  type RuleKey,
+  UNREGISTER_BROKER,
+} from "./kafka-rules.ts";
 import type { Authorizer, Requester } from "./authorizer.ts";
 import { parseCursor } from "../http/cursor.ts";
+import { ApiKey } from "../protocol/kafka/index.ts";
 
 type Body = Record<string, unknown>;
 
 /** One Kafka request an HTTP request stands for: the API and the fields its rule reads. */
 export interface KafkaEquivalent {
   apiKey: number;
-  body: Body;
+  body: object;
 }
+
+/** The Kafka request `apiKey` with the fields its rule reads, named as its generated type does. */
+const ask = <K extends RuleKey>(apiKey: K, body: RuleBody<K>): KafkaEquivalent => ({
+  apiKey,
+  body,
+});
 
 /** The route's path parameters and JSON body (undefined when the route has none or is not read). */
 export interface RouteInput {
@@ -37,28 +51,22 @@ const topicsOf = (items: unknown): string[] =>
     : [];
 const uniq = (xs: string[]) => [...new Set(xs)];
 
-const produce = ({ params }: RouteInput): KafkaEquivalent[] => [{
-  apiKey: 0,
-  body: { transactionalId: null, topicData: [{ name: params.topic }] },
-}];
-const fetch = ({ params }: RouteInput): KafkaEquivalent[] => [{
-  apiKey: 1,
-  body: { replicaId: -1, topics: [{ topic: params.topic }] },
-}];
-const metadataOf = (topics: string[] | null): KafkaEquivalent => ({
-  apiKey: 3,
-  body: { topics: topics === null ? null : topics.map((name) => ({ name })) },
-});
-const groupApi = (apiKey: number) => ({ params }: RouteInput): KafkaEquivalent[] => [{
-  apiKey,
-  body: { groupId: params.group, groups: [params.group], groupsNames: [params.group] },
-}];
+const produce = ({ params }: RouteInput): KafkaEquivalent[] => [
+  ask(ApiKey.Produce, { transactionalId: null, topicData: [{ name: params.topic }] }),
+];
+const fetch = ({ params }: RouteInput): KafkaEquivalent[] => [
+  ask(ApiKey.Fetch, { replicaId: -1, topics: [{ topic: params.topic }] }),
+];
+const metadataOf = (topics: string[] | null): KafkaEquivalent =>
+  ask(ApiKey.Metadata, { topics: topics === null ? null : topics.map((name) => ({ name })) });
+/** A group member's own request (Heartbeat, LeaveGroup): READ on the group. */
+const ofGroup =
+  (apiKey: typeof ApiKey.Heartbeat | typeof ApiKey.LeaveGroup) =>
+  ({ params }: RouteInput): KafkaEquivalent[] => [ask(apiKey, { groupId: params.group })];
 /** OffsetCommit: READ on the group and on each topic. */
-const commit = (group: string, topics: string[]): KafkaEquivalent => ({
-  apiKey: 8,
-  body: { groupId: group, topics: uniq(topics).map((name) => ({ name })) },
-});
-const cluster = (apiKey: number) => (): KafkaEquivalent[] => [{ apiKey, body: {} }];
+const commit = (group: string, topics: string[]): KafkaEquivalent =>
+  ask(ApiKey.OffsetCommit, { groupId: group, topics: uniq(topics).map((name) => ({ name })) });
+const cluster = (apiKey: RuleKey) => (): KafkaEquivalent[] => [ask(apiKey, {})];
 const open = (): KafkaEquivalent[] => [];
 
 /**
@@ -72,44 +80,48 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
   ["GET /openapi.json", { as: open }],
   ["GET /docs", { as: open }],
   // Brokers and controller, as Metadata and DescribeCluster tell any client.
-  ["GET /cluster", { as: cluster(60) }],
+  ["GET /cluster", { as: cluster(ApiKey.DescribeCluster) }],
   // Every topic's and group's numbers: as DescribeLogDirs, DESCRIBE on the cluster.
-  ["GET /metrics", { as: cluster(35) }],
-  ["POST /cluster/elect-leaders", { as: cluster(43) }],
+  ["GET /metrics", { as: cluster(ApiKey.DescribeLogDirs) }],
+  ["POST /cluster/elect-leaders", { as: cluster(ApiKey.ElectLeaders) }],
   // Kafka's UnregisterBroker: ALTER on the cluster.
-  ["DELETE /cluster/members/{node_id}", { as: cluster(64) }],
+  ["DELETE /cluster/members/{node_id}", { as: cluster(UNREGISTER_BROKER) }],
 
   // Topics: the list is filtered to what the caller may DESCRIBE (as all-topics Metadata).
   ["GET /topics", { as: () => [metadataOf(null)] }],
   [
     "POST /topics",
     {
-      as: ({ body }) => [{ apiKey: 19, body: { topics: [{ name: obj(body).name }] } }],
+      as: ({ body }) => {
+        // A name that is not a string asks nothing: the handler refuses the body (400).
+        const name = obj(body).name;
+        return [ask(ApiKey.CreateTopics, { topics: typeof name === "string" ? [{ name }] : [] })];
+      },
       readsBody: true,
     },
   ],
   ["GET /topics/{topic}", { as: ({ params }) => [metadataOf([params.topic])] }],
   ["DELETE /topics/{topic}", {
-    as: ({ params }) => [{ apiKey: 20, body: { topicNames: [params.topic] } }],
+    as: ({ params }) => [ask(ApiKey.DeleteTopics, { topicNames: [params.topic] })],
   }],
   ["GET /topics/{topic}/configs", {
-    as: ({ params }) => [{
-      apiKey: 32,
-      body: { resources: [{ resourceType: 2, resourceName: params.topic }] },
-    }],
+    as: ({ params }) => [
+      ask(ApiKey.DescribeConfigs, { resources: [{ resourceType: 2, resourceName: params.topic }] }),
+    ],
   }],
   ["PATCH /topics/{topic}/configs", {
-    as: ({ params }) => [{
-      apiKey: 44,
-      body: { resources: [{ resourceType: 2, resourceName: params.topic }] },
-    }],
+    as: ({ params }) => [
+      ask(ApiKey.IncrementalAlterConfigs, {
+        resources: [{ resourceType: 2, resourceName: params.topic }],
+      }),
+    ],
   }],
   // Giving up a damaged copy's records is deleting them: DeleteRecords, DELETE on the topic.
   ["POST /topics/{topic}/partitions/{partition}/repair", {
-    as: ({ params }) => [{ apiKey: 21, body: { topics: [{ name: params.topic }] } }],
+    as: ({ params }) => [ask(ApiKey.DeleteRecords, { topics: [{ name: params.topic }] })],
   }],
   ["POST /topics/{topic}/partitions", {
-    as: ({ params }) => [{ apiKey: 37, body: { topics: [{ name: params.topic }] } }],
+    as: ({ params }) => [ask(ApiKey.CreatePartitions, { topics: [{ name: params.topic }] })],
   }],
 
   // Produce and read.
@@ -122,9 +134,13 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
   ["GET /topics/{topic}/partitions/{partition}/batches", { as: fetch }],
 
   // Groups: the list is filtered to what the caller may DESCRIBE (as ListGroups).
-  ["GET /groups", { as: cluster(16) }],
-  ["GET /groups/{group}", { as: groupApi(15) }],
-  ["DELETE /groups/{group}", { as: groupApi(42) }],
+  ["GET /groups", { as: cluster(ApiKey.ListGroups) }],
+  ["GET /groups/{group}", {
+    as: ({ params }) => [ask(ApiKey.DescribeGroups, { groups: [params.group] })],
+  }],
+  ["DELETE /groups/{group}", {
+    as: ({ params }) => [ask(ApiKey.DeleteGroups, { groupsNames: [params.group] })],
+  }],
   [
     "POST /groups/{group}/offsets/reset",
     {
@@ -144,16 +160,16 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
     "POST /groups/{group}/members",
     {
       as: ({ params, body }) => [
-        { apiKey: 11, body: { groupId: params.group } },
-        {
-          apiKey: 1,
-          body: { replicaId: -1, topics: strings(obj(body).topics).map((topic) => ({ topic })) },
-        },
+        ask(ApiKey.JoinGroup, { groupId: params.group }),
+        ask(ApiKey.Fetch, {
+          replicaId: -1,
+          topics: strings(obj(body).topics).map((topic) => ({ topic })),
+        }),
       ],
       readsBody: true,
     },
   ],
-  ["GET /groups/{group}/records", { as: groupApi(12) }],
+  ["GET /groups/{group}/records", { as: ofGroup(ApiKey.Heartbeat) }],
   [
     "POST /groups/{group}/offsets",
     {
@@ -167,26 +183,26 @@ export const HTTP_RULES: ReadonlyMap<string, HttpRule> = new Map<string, HttpRul
       readsBody: true,
     },
   ],
-  ["POST /groups/{group}/members/{member}/heartbeat", { as: groupApi(12) }],
-  ["DELETE /groups/{group}/members/{member}", { as: groupApi(13) }],
+  ["POST /groups/{group}/members/{member}/heartbeat", { as: ofGroup(ApiKey.Heartbeat) }],
+  ["DELETE /groups/{group}/members/{member}", { as: ofGroup(ApiKey.LeaveGroup) }],
 
   // Reassignments: Alter/ListPartitionReassignments (a generated plan changes nothing).
-  ["POST /reassignments", { as: cluster(45) }],
-  ["DELETE /reassignments", { as: cluster(45) }],
-  ["PUT /reassignments/throttle", { as: cluster(45) }],
-  ["GET /reassignments", { as: cluster(46) }],
-  ["POST /reassignments/generate", { as: cluster(46) }],
+  ["POST /reassignments", { as: cluster(ApiKey.AlterPartitionReassignments) }],
+  ["DELETE /reassignments", { as: cluster(ApiKey.AlterPartitionReassignments) }],
+  ["PUT /reassignments/throttle", { as: cluster(ApiKey.AlterPartitionReassignments) }],
+  ["GET /reassignments", { as: cluster(ApiKey.ListPartitionReassignments) }],
+  ["POST /reassignments/generate", { as: cluster(ApiKey.ListPartitionReassignments) }],
 
   // Users: Describe/AlterUserScramCredentials.
-  ["GET /users", { as: cluster(50) }],
-  ["GET /users/{user}", { as: cluster(50) }],
-  ["POST /users", { as: cluster(51) }],
-  ["DELETE /users/{user}", { as: cluster(51) }],
+  ["GET /users", { as: cluster(ApiKey.DescribeUserScramCredentials) }],
+  ["GET /users/{user}", { as: cluster(ApiKey.DescribeUserScramCredentials) }],
+  ["POST /users", { as: cluster(ApiKey.AlterUserScramCredentials) }],
+  ["DELETE /users/{user}", { as: cluster(ApiKey.AlterUserScramCredentials) }],
 
   // ACLs: Describe/Create/DeleteAcls.
-  ["GET /acls", { as: cluster(29) }],
-  ["POST /acls", { as: cluster(30) }],
-  ["DELETE /acls", { as: cluster(31) }],
+  ["GET /acls", { as: cluster(ApiKey.DescribeAcls) }],
+  ["POST /acls", { as: cluster(ApiKey.CreateAcls) }],
+  ["DELETE /acls", { as: cluster(ApiKey.DeleteAcls) }],
 ]);
 
 /** A need `who` lacks for the route, or null when every need is met. Unknown routes are refused. */

@@ -11,6 +11,7 @@ import {
   type Requester,
   ResourceType as RT,
 } from "./authorizer.ts";
+import { ApiKey, type KafkaMessages } from "../protocol/kafka/index.ts";
 
 export interface Check {
   op: Op;
@@ -26,7 +27,23 @@ export interface Need {
   item?: string;
 }
 
-type Body = Record<string, unknown>;
+/** A generated message with every field optional, at any depth. */
+export type Sparse<T> = T extends Uint8Array ? T
+  : T extends readonly (infer E)[] ? Sparse<E>[]
+  : T extends object ? { [F in keyof T]?: Sparse<T[F]> }
+  : T;
+
+/** Kafka's UnregisterBroker: not served (no schema); the HTTP API's remove-node stands for it. */
+export const UNREGISTER_BROKER = 64;
+/** The APIs the table has a rule for. */
+export type RuleKey = keyof KafkaMessages | typeof UNREGISTER_BROKER;
+/**
+ * The request a rule reads: the generated type with every field optional, since the HTTP front
+ * door (http-rules.ts) asks with just the fields a rule reads; a decoded request has them all.
+ */
+export type RuleBody<K extends RuleKey> = K extends keyof KafkaMessages
+  ? Sparse<KafkaMessages[K]["request"]>
+  : Record<string, never>;
 
 /**
  * Where the items of a request a client may name several of (topics, groups, config resources)
@@ -49,209 +66,204 @@ export type ApiRule =
   /** No authorisation (ApiVersions, SASL, DescribeCluster's brokers as Metadata's). */
   | { kind: "none" }
   /** Items missing a permission are answered with the error, the rest served (or left out). */
-  | { kind: "checks"; needs: (body: Body) => Need[]; items?: Items };
+  | { kind: "checks"; needs: (body: object) => Need[]; items?: Items };
+
+/** The fields of `T` that hold lists, and the elements of those lists. */
+type ListField<T> =
+  & { [F in keyof T]-?: NonNullable<T[F]> extends readonly unknown[] ? F : never }[keyof T]
+  & string;
+type ElementOf<T, F extends keyof T> = NonNullable<T[F]> extends readonly (infer E)[] ? E : never;
+
+/** `Items` of one API, its fields named as the generated types name them. */
+interface ItemsOf<K extends keyof KafkaMessages, L extends ListField<RuleBody<K>>> {
+  request: readonly L[];
+  key: (item: ElementOf<RuleBody<K>, L>) => string | null | undefined;
+  response: ListField<KafkaMessages[K]["response"]>;
+  servesEmpty?: (version: number) => boolean;
+}
+
+/** A rule of `apiKey`, typed against its request; the table keeps it erased. */
+function checks<K extends RuleKey, L extends ListField<RuleBody<K>> = never>(
+  apiKey: K,
+  needs: (b: RuleBody<K>) => Need[],
+  items?: K extends keyof KafkaMessages ? ItemsOf<K, L> : never,
+): [number, ApiRule] {
+  // The front door hands a rule the body decoded with its own API's schema (or, from the HTTP
+  // API, one built as that API's RuleBody): the erasure is sound for every caller.
+  const erased = needs as (b: object) => Need[];
+  if (items === undefined) return [apiKey, { kind: "checks", needs: erased }];
+  const key = items.key as (item: unknown) => string | null | undefined;
+  return [apiKey, {
+    kind: "checks",
+    needs: erased,
+    items: { ...items, key: (item) => key(item) ?? null },
+  }];
+}
+const none = (apiKey: keyof KafkaMessages): [number, ApiRule] => [apiKey, { kind: "none" }];
 
 const one = (op: Op, type: RT, name: string, item?: string): Need => ({
   anyOf: [{ op, type, name }],
   ...(item === undefined ? {} : { item }),
 });
-const cluster = (op: Op) => (): Need[] => [one(op, RT.CLUSTER, CLUSTER_RESOURCE)];
-const list = (
-  v: unknown,
-): Body[] => (Array.isArray(v) ? v.filter((x) => x && typeof x === "object") : []);
-const s = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const names = (items: Body[], key: string): string[] =>
-  items.map((t) => s(t[key])).filter((n): n is string => n !== null);
-const topics = (op: Op, items: Body[], key = "name"): Need[] =>
-  [...new Set(names(items, key))].map((n) => one(op, RT.TOPIC, n, n));
+const cluster = (op: Op): Need[] => [one(op, RT.CLUSTER, CLUSTER_RESOURCE)];
+const isName = (n: string | null | undefined): n is string => typeof n === "string";
+/** One need per topic named (once each), each refusing its topic alone. */
+const topics = (op: Op, names: readonly (string | null | undefined)[] = []): Need[] =>
+  [...new Set(names.filter(isName))].map((n) => one(op, RT.TOPIC, n, n));
+/** One need per group named, each refusing its group alone. */
+const groups = (op: Op, names: readonly (string | null | undefined)[] = []): Need[] =>
+  names.filter(isName).map((g) => one(op, RT.GROUP, g, g));
 /** A replica's request (replicaId >= 0) is the cluster talking to itself. */
-const replica = (b: Body) => typeof b.replicaId === "number" && b.replicaId >= 0;
+const replica = (b: { replicaId?: number }) => (b.replicaId ?? -1) >= 0;
 /** The request's own group (not an item: refused, the whole request is). */
-const group = (op: Op) => (b: Body): Need[] => {
-  const g = s(b.groupId);
-  return g === null ? [] : [one(op, RT.GROUP, g)];
-};
+const group = (op: Op, groupId: string | undefined): Need[] =>
+  groupId === undefined ? [] : [one(op, RT.GROUP, groupId)];
+type ConfigResource = { resourceType?: number; resourceName?: string };
 /** A config resource as an item: its type and name (a broker "0" is not a topic "0"). */
-const resourceKey = (r: unknown): string | null =>
-  r && typeof r === "object"
-    ? `${(r as Body).resourceType}:${s((r as Body).resourceName) ?? ""}`
-    : null;
-const configResources = (op: Op) => (b: Body): Need[] =>
-  list(b.resources).flatMap((r) => {
-    const name = s(r.resourceName) ?? "";
+const resourceKey = (r: ConfigResource): string => `${r.resourceType}:${r.resourceName ?? ""}`;
+const configResources = (op: Op, resources: readonly ConfigResource[] = []): Need[] =>
+  resources.map((r) =>
     // Kafka's config resource types: 2 topic, 4 broker, 8 broker logger.
-    if (r.resourceType === 2) return [one(op, RT.TOPIC, name, resourceKey(r)!)];
-    return [one(op, RT.CLUSTER, CLUSTER_RESOURCE, resourceKey(r)!)];
-  });
-/** Items that are names, or objects named by `key`. */
-const items = (request: string | string[], key: string, response: string): Items => ({
-  request: typeof request === "string" ? [request] : request,
-  key: (item) =>
-    typeof item === "string"
-      ? item
-      : item && typeof item === "object"
-      ? s((item as Body)[key])
-      : null,
-  response,
+    r.resourceType === 2
+      ? one(op, RT.TOPIC, r.resourceName ?? "", resourceKey(r))
+      : one(op, RT.CLUSTER, CLUSTER_RESOURCE, resourceKey(r))
+  );
+const CREATE_TOPIC = (n: string): Need => ({
+  anyOf: [
+    { op: Op.CREATE, type: RT.CLUSTER, name: CLUSTER_RESOURCE },
+    { op: Op.CREATE, type: RT.TOPIC, name: n },
+  ],
+  item: n,
 });
 
 /** Keyed by API key. A test checks every served API has an entry. */
 export const API_RULES: ReadonlyMap<number, ApiRule> = new Map<number, ApiRule>([
-  [0, { // Produce
-    kind: "checks",
-    needs: (b) => [
-      ...(s(b.transactionalId) !== null
-        ? [one(Op.WRITE, RT.TRANSACTIONAL_ID, s(b.transactionalId)!)]
-        : []),
-      ...topics(Op.WRITE, list(b.topicData)),
-    ],
-    items: items("topicData", "name", "responses"),
-  }],
-  [1, { // Fetch
-    kind: "checks",
-    needs: (b) =>
-      replica(b) ? cluster(Op.CLUSTER_ACTION)() : topics(Op.READ, list(b.topics), "topic"),
-    items: items("topics", "topic", "responses"),
-  }],
-  [2, { // ListOffsets
-    kind: "checks",
-    needs: (b) => topics(Op.DESCRIBE, list(b.topics)),
-    items: items("topics", "name", "topics"),
-  }],
-  [3, { // Metadata: unauthorised topics are left out of an all-topics answer
-    kind: "checks",
-    needs: (b) => (b.topics === null ? [] : topics(Op.DESCRIBE, list(b.topics))),
+  checks(ApiKey.Produce, (b) => [
+    ...(isName(b.transactionalId) ? [one(Op.WRITE, RT.TRANSACTIONAL_ID, b.transactionalId)] : []),
+    ...topics(Op.WRITE, b.topicData?.map((t) => t.name)),
+  ], { request: ["topicData"], key: (t) => t.name, response: "responses" }),
+  checks(
+    ApiKey.Fetch,
+    (b) => replica(b) ? cluster(Op.CLUSTER_ACTION) : topics(Op.READ, b.topics?.map((t) => t.topic)),
+    { request: ["topics"], key: (t) => t.topic, response: "responses" },
+  ),
+  checks(
+    ApiKey.ListOffsets,
+    (b) => topics(Op.DESCRIBE, b.topics?.map((t) => t.name)),
+    { request: ["topics"], key: (t) => t.name, response: "topics" },
+  ),
+  // Metadata: unauthorised topics are left out of an all-topics answer.
+  checks(
+    ApiKey.Metadata,
+    (b) => (b.topics === null ? [] : topics(Op.DESCRIBE, b.topics?.map((t) => t.name))),
     // v0: an empty list asks for every topic.
-    items: { ...items("topics", "name", "topics"), servesEmpty: (v) => v >= 1 },
-  }],
-  [8, { // OffsetCommit
-    kind: "checks",
-    needs: (b) => [...group(Op.READ)(b), ...topics(Op.READ, list(b.topics))],
-    items: items("topics", "name", "topics"),
-  }],
-  [9, { // OffsetFetch (v8+: several groups; the topics of each are filtered in the answer)
-    kind: "checks",
-    needs: (b) => {
-      const gs = list(b.groups);
-      if (gs.length > 0) return names(gs, "groupId").map((g) => one(Op.DESCRIBE, RT.GROUP, g, g));
-      return [one(Op.DESCRIBE, RT.GROUP, s(b.groupId) ?? "")];
-    },
-    items: items("groups", "groupId", "groups"),
-  }],
-  [10, { // FindCoordinator: key type 0 group, 1 transactional id
-    kind: "checks",
-    needs: (b) => {
-      const keys = Array.isArray(b.coordinatorKeys) && b.coordinatorKeys.length > 0
-        ? b.coordinatorKeys.filter((k): k is string => typeof k === "string")
-        : [s(b.key) ?? ""];
-      const type = b.keyType === 1 ? RT.TRANSACTIONAL_ID : RT.GROUP;
-      return keys.map((k) => one(Op.DESCRIBE, type, k, k));
-    },
-    items: items("coordinatorKeys", "", "coordinators"),
-  }],
-  [11, { kind: "checks", needs: group(Op.READ) }], // JoinGroup
-  [12, { kind: "checks", needs: group(Op.READ) }], // Heartbeat
-  [13, { kind: "checks", needs: group(Op.READ) }], // LeaveGroup
-  [14, { kind: "checks", needs: group(Op.READ) }], // SyncGroup
-  [15, { // DescribeGroups
-    kind: "checks",
-    needs: (b) =>
-      (Array.isArray(b.groups) ? b.groups : []).filter((g): g is string => typeof g === "string")
-        .map((g) => one(Op.DESCRIBE, RT.GROUP, g, g)),
-    items: items("groups", "", "groups"),
-  }],
+    { request: ["topics"], key: (t) => t.name, response: "topics", servesEmpty: (v) => v >= 1 },
+  ),
+  checks(ApiKey.OffsetCommit, (b) => [
+    ...group(Op.READ, b.groupId),
+    ...topics(Op.READ, b.topics?.map((t) => t.name)),
+  ], { request: ["topics"], key: (t) => t.name, response: "topics" }),
+  // OffsetFetch v8+: several groups (the topics of each are filtered in the answer).
+  checks(
+    ApiKey.OffsetFetch,
+    (b) =>
+      b.groups !== undefined && b.groups.length > 0
+        ? groups(Op.DESCRIBE, b.groups.map((g) => g.groupId))
+        : [one(Op.DESCRIBE, RT.GROUP, b.groupId ?? "")],
+    { request: ["groups"], key: (g) => g.groupId, response: "groups" },
+  ),
+  // FindCoordinator: key type 0 group, 1 transactional id.
+  checks(ApiKey.FindCoordinator, (b) => {
+    const keys = b.coordinatorKeys !== undefined && b.coordinatorKeys.length > 0
+      ? b.coordinatorKeys
+      : [b.key ?? ""];
+    const type = b.keyType === 1 ? RT.TRANSACTIONAL_ID : RT.GROUP;
+    return keys.map((k) => one(Op.DESCRIBE, type, k, k));
+  }, { request: ["coordinatorKeys"], key: (k) => k, response: "coordinators" }),
+  checks(ApiKey.JoinGroup, (b) => group(Op.READ, b.groupId)),
+  checks(ApiKey.Heartbeat, (b) => group(Op.READ, b.groupId)),
+  checks(ApiKey.LeaveGroup, (b) => group(Op.READ, b.groupId)),
+  checks(ApiKey.SyncGroup, (b) => group(Op.READ, b.groupId)),
+  checks(
+    ApiKey.DescribeGroups,
+    (b) => groups(Op.DESCRIBE, b.groups),
+    { request: ["groups"], key: (g) => g, response: "groups" },
+  ),
   // ListGroups: every group the requester may DESCRIBE (the front door filters the answer).
-  [16, { kind: "checks", needs: () => [] }],
-  [17, { kind: "none" }], // SaslHandshake
-  [18, { kind: "none" }], // ApiVersions
-  [19, { // CreateTopics
-    kind: "checks",
-    needs: (b) =>
-      [...new Set(names(list(b.topics), "name"))].map((n) => ({
-        anyOf: [
-          { op: Op.CREATE, type: RT.CLUSTER, name: CLUSTER_RESOURCE },
-          { op: Op.CREATE, type: RT.TOPIC, name: n },
-        ],
-        item: n,
-      })),
-    items: items("topics", "name", "topics"),
-  }],
-  [20, { // DeleteTopics (names before v6, topics after)
-    kind: "checks",
-    needs: (b) => [
-      ...topics(
-        Op.DELETE,
-        (Array.isArray(b.topicNames) ? b.topicNames : []).map((name) => ({ name })),
-      ),
-      ...topics(Op.DELETE, list(b.topics)),
-    ],
-    items: items(["topicNames", "topics"], "name", "responses"),
-  }],
-  [21, { // DeleteRecords
-    kind: "checks",
-    needs: (b) => topics(Op.DELETE, list(b.topics)),
-    items: items("topics", "name", "topics"),
-  }],
-  [22, { // InitProducerId
-    kind: "checks",
-    needs: (b) => {
-      const txn = s(b.transactionalId);
-      if (txn !== null) return [one(Op.WRITE, RT.TRANSACTIONAL_ID, txn)];
-      return [{
-        anyOf: [
-          { op: Op.IDEMPOTENT_WRITE, type: RT.CLUSTER, name: CLUSTER_RESOURCE },
-          { op: Op.WRITE, type: RT.TOPIC, name: "", any: true },
-        ],
-      }];
-    },
-  }],
-  [23, { // OffsetForLeaderEpoch
-    kind: "checks",
-    needs: (b) =>
-      replica(b) ? cluster(Op.CLUSTER_ACTION)() : topics(Op.DESCRIBE, list(b.topics), "topic"),
-    items: items("topics", "topic", "topics"),
-  }],
-  [29, { kind: "checks", needs: cluster(Op.DESCRIBE) }], // DescribeAcls
-  [30, { kind: "checks", needs: cluster(Op.ALTER) }], // CreateAcls
-  [31, { kind: "checks", needs: cluster(Op.ALTER) }], // DeleteAcls
-  [32, { // DescribeConfigs
-    kind: "checks",
-    needs: configResources(Op.DESCRIBE_CONFIGS),
-    items: { request: ["resources"], key: resourceKey, response: "results" },
-  }],
-  [33, { // AlterConfigs
-    kind: "checks",
-    needs: configResources(Op.ALTER_CONFIGS),
-    items: { request: ["resources"], key: resourceKey, response: "responses" },
-  }],
-  [35, { kind: "checks", needs: cluster(Op.DESCRIBE) }], // DescribeLogDirs
-  [36, { kind: "none" }], // SaslAuthenticate
-  [37, { // CreatePartitions
-    kind: "checks",
-    needs: (b) => topics(Op.ALTER, list(b.topics)),
-    items: items("topics", "name", "results"),
-  }],
-  [42, { // DeleteGroups
-    kind: "checks",
-    needs: (b) =>
-      (Array.isArray(b.groupsNames) ? b.groupsNames : [])
-        .filter((g): g is string => typeof g === "string")
-        .map((g) => one(Op.DELETE, RT.GROUP, g, g)),
-    items: items("groupsNames", "", "results"),
-  }],
-  [43, { kind: "checks", needs: cluster(Op.ALTER) }], // ElectLeaders
-  [44, { // IncrementalAlterConfigs
-    kind: "checks",
-    needs: configResources(Op.ALTER_CONFIGS),
-    items: { request: ["resources"], key: resourceKey, response: "responses" },
-  }],
-  [45, { kind: "checks", needs: cluster(Op.ALTER) }], // AlterPartitionReassignments
-  [46, { kind: "checks", needs: cluster(Op.DESCRIBE) }], // ListPartitionReassignments
-  [50, { kind: "checks", needs: cluster(Op.DESCRIBE) }], // DescribeUserScramCredentials
-  [51, { kind: "checks", needs: cluster(Op.ALTER) }], // AlterUserScramCredentials
-  [60, { kind: "none" }], // DescribeCluster (what Metadata tells anyone)
-  // UnregisterBroker: not served on the Kafka listener; the HTTP API's remove-node stands for it.
-  [64, { kind: "checks", needs: cluster(Op.ALTER) }],
+  checks(ApiKey.ListGroups, () => []),
+  none(ApiKey.SaslHandshake),
+  none(ApiKey.ApiVersions),
+  checks(
+    ApiKey.CreateTopics,
+    (b) => [...new Set((b.topics ?? []).map((t) => t.name).filter(isName))].map(CREATE_TOPIC),
+    { request: ["topics"], key: (t) => t.name, response: "topics" },
+  ),
+  // DeleteTopics: names before v6, topics after.
+  checks(ApiKey.DeleteTopics, (b) => [
+    ...topics(Op.DELETE, b.topicNames),
+    ...topics(Op.DELETE, b.topics?.map((t) => t.name)),
+  ], {
+    request: ["topicNames", "topics"],
+    key: (t) => typeof t === "string" ? t : t.name,
+    response: "responses",
+  }),
+  checks(
+    ApiKey.DeleteRecords,
+    (b) => topics(Op.DELETE, b.topics?.map((t) => t.name)),
+    { request: ["topics"], key: (t) => t.name, response: "topics" },
+  ),
+  checks(ApiKey.InitProducerId, (b) => {
+    if (isName(b.transactionalId)) return [one(Op.WRITE, RT.TRANSACTIONAL_ID, b.transactionalId)];
+    return [{
+      anyOf: [
+        { op: Op.IDEMPOTENT_WRITE, type: RT.CLUSTER, name: CLUSTER_RESOURCE },
+        { op: Op.WRITE, type: RT.TOPIC, name: "", any: true },
+      ],
+    }];
+  }),
+  checks(
+    ApiKey.OffsetForLeaderEpoch,
+    (b) =>
+      replica(b) ? cluster(Op.CLUSTER_ACTION) : topics(Op.DESCRIBE, b.topics?.map((t) => t.topic)),
+    { request: ["topics"], key: (t) => t.topic, response: "topics" },
+  ),
+  checks(ApiKey.DescribeAcls, () => cluster(Op.DESCRIBE)),
+  checks(ApiKey.CreateAcls, () => cluster(Op.ALTER)),
+  checks(ApiKey.DeleteAcls, () => cluster(Op.ALTER)),
+  checks(
+    ApiKey.DescribeConfigs,
+    (b) => configResources(Op.DESCRIBE_CONFIGS, b.resources),
+    { request: ["resources"], key: resourceKey, response: "results" },
+  ),
+  checks(
+    ApiKey.AlterConfigs,
+    (b) => configResources(Op.ALTER_CONFIGS, b.resources),
+    { request: ["resources"], key: resourceKey, response: "responses" },
+  ),
+  checks(ApiKey.DescribeLogDirs, () => cluster(Op.DESCRIBE)),
+  none(ApiKey.SaslAuthenticate),
+  checks(
+    ApiKey.CreatePartitions,
+    (b) => topics(Op.ALTER, b.topics?.map((t) => t.name)),
+    { request: ["topics"], key: (t) => t.name, response: "results" },
+  ),
+  checks(
+    ApiKey.DeleteGroups,
+    (b) => groups(Op.DELETE, b.groupsNames),
+    { request: ["groupsNames"], key: (g) => g, response: "results" },
+  ),
+  checks(ApiKey.ElectLeaders, () => cluster(Op.ALTER)),
+  checks(
+    ApiKey.IncrementalAlterConfigs,
+    (b) => configResources(Op.ALTER_CONFIGS, b.resources),
+    { request: ["resources"], key: resourceKey, response: "responses" },
+  ),
+  checks(ApiKey.AlterPartitionReassignments, () => cluster(Op.ALTER)),
+  checks(ApiKey.ListPartitionReassignments, () => cluster(Op.DESCRIBE)),
+  checks(ApiKey.DescribeUserScramCredentials, () => cluster(Op.DESCRIBE)),
+  checks(ApiKey.AlterUserScramCredentials, () => cluster(Op.ALTER)),
+  none(ApiKey.DescribeCluster), // what Metadata tells anyone
+  checks(UNREGISTER_BROKER, () => cluster(Op.ALTER)),
 ]);
 
 export function allowed(authz: Authorizer, who: Requester, need: Need): boolean {
@@ -267,7 +279,7 @@ export function deniedNeeds(
   authz: Authorizer,
   who: Requester,
   apiKey: number,
-  body: Body,
+  body: object,
 ): Need[] {
   const rule = API_RULES.get(apiKey);
   // An API without a rule is refused whole: a new API must be given one (a test checks).
