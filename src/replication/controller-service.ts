@@ -233,10 +233,18 @@ export class ControllerService {
       this.#lastRepairCheck = now;
       void this.#serial("repair", () => this.#repair());
     }
-    if (now - this.#lastReassignCheck > REASSIGN_CHECK_MS && !this.#busy.has("reassign")) {
-      this.#lastReassignCheck = now;
-      void this.#serial("reassign", () => this.#reassignSteps());
+    if (now - this.#lastReassignCheck > REASSIGN_CHECK_MS) this.#reassignSoon();
+  }
+
+  /** Move reassignments on now (after the controller event running, if any), not a period later. */
+  #reassignSoon(): void {
+    // One already queued sees the latest state; one running may not: the next tick runs again.
+    if (this.#busy.has("reassign")) {
+      this.#lastReassignCheck = 0;
+      return;
     }
+    this.#lastReassignCheck = performance.now();
+    void this.#serial("reassign", () => this.#reassignSteps());
   }
 
   /** Whether the check `task` found nothing to do with the metadata as applied now. */
@@ -308,7 +316,7 @@ export class ControllerService {
         plan.results.forEach((r, j) => results[todo[j]] = r);
         todo = stale.map((j) => todo[j]);
       }
-      this.#lastReassignCheck = 0; // a new move starts at the next tick, not a period later
+      this.#reassignSoon(); // a new move starts once this request is done, not a period later
       return { body: { results } };
     });
   }
@@ -611,6 +619,11 @@ export class ControllerService {
       go.push({ a, c });
     }
     const oks = await this.#applyEach(go.map((x) => x.c));
+    // A move whose new replica just joined the ISR may complete: at once, not at the next
+    // periodic check (up to REASSIGN_CHECK_MS more on every move).
+    if (
+      go.some(({ a }, i) => oks[i] && byKey.get(`${a.topicId}\u0000${a.partition}`)?.reassignment)
+    ) this.#reassignSoon();
     go.forEach(({ a }, i) =>
       a.resolve({
         body: oks[i]

@@ -119,3 +119,75 @@ test("a fenced broker is unfenced only once it has applied what was decided whil
     c.stop();
   }
 });
+
+test("a move completes as soon as its new replica's ISR change commits, not at the next periodic check", async () => {
+  // Partition 0 moves from [0] to [1]: broker 1 copies outside the ISR; when its leader's
+  // proposal to add it commits, the completion is the controller's next event. The periodic
+  // check (every 250 ms) ran once at the first tick and found nothing to do.
+  const handlers = new Map<string, Handler>();
+  let applied = 10;
+  const p = {
+    partition: 0,
+    leader: 0,
+    leaderEpoch: 3,
+    partitionEpoch: 7,
+    replicas: [0, 1],
+    isr: [0],
+    reassignment: { target: [1], original: [0], originalLeader: 0, started: true, throttle: 0 } as
+      | Record<string, unknown>
+      | null,
+  };
+  const appended: { at: number; rec: Record<string, unknown> }[] = [];
+  const cluster = {
+    nodeId: 0,
+    isController: () => true,
+    controllerTerm: () => 1,
+    appliedIndex: () => applied,
+    peerConnected: () => true,
+    handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
+    onPeerClosed() {},
+    onBeforeRegister() {},
+    async appendAsController(rec: Record<string, unknown>) {
+      await Bun.sleep(5);
+      appended.push({ at: performance.now(), rec });
+      for (const k of ["leader", "leaderEpoch", "isr", "replicas", "reassignment"] as const) {
+        if (rec[k] !== undefined) (p as Record<string, unknown>)[k] = rec[k];
+      }
+      p.partitionEpoch++;
+      return ++applied;
+    },
+  };
+  const meta = {
+    topicDefaults: {},
+    topicConfig: () => ({ minInsyncReplicas: 1 }),
+    listBrokers: () => [0, 1].map((nodeId) => ({ nodeId, fenced: false, epoch: 1, rack: null })),
+    listTopics: () => [{ topicId: "tid", name: "t", configs: {}, partitions: [{ ...p }] }],
+  };
+  const c = new ControllerService(
+    cluster as unknown as Args[0],
+    meta as unknown as Args[1],
+    silentLog as unknown as Args[2],
+  );
+  c.start();
+  try {
+    await Bun.sleep(150); // the first tick's check: nothing to complete yet
+    expect(appended.length).toBe(0);
+    const a = await handlers.get("alterPartition")!(0, {
+      topicId: "tid",
+      partition: 0,
+      leaderEpoch: 3,
+      partitionEpoch: 7,
+      isr: [0, 1],
+    });
+    expect(a.body).toEqual({ errorCode: 0 });
+    const answered = performance.now();
+    for (let i = 0; i < 40 && p.reassignment !== null; i++) await Bun.sleep(5);
+    expect(p.reassignment).toBeNull();
+    expect(p.replicas).toEqual([1]);
+    expect(p.leader).toBe(1);
+    // The completion came right after the ISR change, well before the next periodic check.
+    expect(appended[1].at - answered).toBeLessThan(100);
+  } finally {
+    c.stop();
+  }
+});
