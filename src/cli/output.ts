@@ -41,12 +41,21 @@ export class Output {
   #buf = new Uint8Array(CHUNK);
   #pos = 0;
   /** Full chunks waiting for the next flush (a caller may push a page of records at once). */
-  #full: Uint8Array[] = [];
+  #full: Uint8Array<ArrayBuffer>[] = [];
   #fullBytes = 0;
 
   /** Bytes gathered so far and not written yet. */
   get size(): number {
     return this.#fullBytes + this.#pos;
+  }
+
+  /** Chunks written out, kept for reuse: a fresh chunk costs a page fault per 4 KiB. */
+  #spare: Uint8Array<ArrayBuffer>[] = [];
+  #allocated = 0;
+
+  /** Bytes of chunks allocated so far (tests: steady output reuses them). */
+  get allocated(): number {
+    return this.#allocated;
   }
 
   #ensure(n: number): void {
@@ -55,9 +64,20 @@ export class Output {
     if (this.#pos > 0) {
       this.#full.push(this.#buf.subarray(0, this.#pos));
       this.#fullBytes += this.#pos;
+    } else this.#keep(this.#buf);
+    const want = Math.max(CHUNK, n);
+    const i = this.#spare.findIndex((c) => c.length >= want);
+    if (i >= 0) this.#buf = this.#spare.splice(i, 1)[0];
+    else {
+      this.#buf = new Uint8Array(want);
+      this.#allocated += want;
     }
-    this.#buf = new Uint8Array(Math.max(CHUNK, n));
     this.#pos = 0;
+  }
+
+  /** Keeps a written chunk for reuse (two at most: a page needs no more). */
+  #keep(c: Uint8Array<ArrayBuffer>): void {
+    if (c.length === CHUNK && this.#spare.length < 2) this.#spare.push(c);
   }
 
   /**
@@ -127,6 +147,7 @@ export class Output {
   /** The bytes gathered, taken out instead of written (tests, other sinks). */
   take(): Uint8Array {
     const all = Buffer.concat([...this.#full, this.#buf.subarray(0, this.#pos)]);
+    for (const c of this.#full) this.#keep(new Uint8Array(c.buffer));
     this.#full = [];
     this.#fullBytes = 0;
     this.#pos = 0;
@@ -142,6 +163,7 @@ export class Output {
     if (this.size === 0) return;
     for (const c of this.#full) await writeAll(c);
     if (this.#pos > 0) await writeAll(this.#buf.subarray(0, this.#pos));
+    for (const c of this.#full) this.#keep(new Uint8Array(c.buffer));
     this.#full = [];
     this.#fullBytes = 0;
     this.#pos = 0;
