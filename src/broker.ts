@@ -142,22 +142,31 @@ function checkMetaDb(dataDir: string, log: Logger): void {
   log.warn("meta.db is missing: rebuilding it from the metadata log", { path });
 }
 
-/** The limits of the front doors, with defaults for a config built without them. */
-/** The cluster port's TLS from --cluster-tls-* (files read now; a bad one stops the start). */
+/**
+ * The cluster port's TLS (files read now; a bad one stops the start): --cluster-tls-* when
+ * given, else, unless --cluster-tls off, the Kafka listener's certificate and key (auto mode:
+ * no CA, the join-token handshake bound to the TLS session authenticates peers; tls.ts).
+ */
 function clusterTlsOf(cfg: BrokerConfig): ClusterTls | undefined {
-  if (cfg.clusterTlsCert === undefined || cfg.clusterTlsKey === undefined) return undefined;
+  if (cfg.clusterTls === "off") return undefined;
+  const [certFile, keyFile, flags] = cfg.clusterTlsCert !== undefined
+    ? [cfg.clusterTlsCert, cfg.clusterTlsKey, ["--cluster-tls-cert", "--cluster-tls-key"]]
+    : [cfg.kafkaTlsCert, cfg.kafkaTlsKey, ["--kafka-tls-cert", "--kafka-tls-key"]];
+  if (certFile === undefined || keyFile === undefined) return undefined;
+  const auto = cfg.clusterTlsCert === undefined;
   try {
     return new ClusterTls({
-      cert: pem(cfg.clusterTlsCert, "--cluster-tls-cert", /CERTIFICATE/),
-      key: pem(cfg.clusterTlsKey, "--cluster-tls-key", /PRIVATE KEY/),
+      cert: pem(certFile, flags[0], /CERTIFICATE/),
+      key: pem(keyFile, flags[1], /PRIVATE KEY/),
       ...(cfg.clusterTlsCa ? { ca: pem(cfg.clusterTlsCa, "--cluster-tls-ca", /CERTIFICATE/) } : {}),
-    });
+    }, { auto });
   } catch (e) {
     if (e instanceof SecurityConfigError) throw new StartupError(e.message);
-    throw new StartupError(`--cluster-tls-cert/--cluster-tls-key: ${(e as Error).message}`);
+    throw new StartupError(`${flags.join("/")} (cluster port): ${(e as Error).message}`);
   }
 }
 
+/** The limits of the front doors, with defaults for a config built without them. */
 function frontDoorLimits(cfg: BrokerConfig) {
   const httpMaxBody = cfg.httpMaxBodyBytes ?? HTTP_BODY_LIMIT;
   const wanted = cfg.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
@@ -206,9 +215,9 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
     const clusterTls = clusterTlsOf(cfg);
     if (clusterTls === undefined && cfg.kafkaTlsCert !== undefined) {
       log.warn(
-        "the Kafka listener speaks TLS but the cluster port does not: records, metadata and " +
-          "gossip between brokers cross the network in clear text; add --cluster-tls-cert, " +
-          "--cluster-tls-key and --cluster-tls-ca (docs/security.md)",
+        "the Kafka listener speaks TLS but the cluster port does not (--cluster-tls off): " +
+          "records, metadata and gossip between brokers cross the network in clear text, and " +
+          "brokers with TLS on their cluster port cannot talk to this one (docs/security.md)",
         {},
       );
     }
@@ -558,7 +567,12 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       kafka: `${cfg.kafkaAddr.host}:${kafka.port}`,
       kafka_security_protocol: security.protocol,
       cluster: `${cfg.clusterAddr.host}:${cluster.port}`,
-      cluster_tls: clusterTls === undefined ? "off" : clusterTls.mutual ? "mutual" : "on",
+      // off, mutual (--cluster-tls-ca), on (--cluster-tls-cert), auto (the Kafka certificate)
+      cluster_tls: clusterTls === undefined
+        ? "off"
+        : clusterTls.mode === "verified"
+        ? "on"
+        : clusterTls.mode,
       ...(metricsServer ? { metrics: `${cfg.metricsAddr!.host}:${metricsServer.port}` } : {}),
       // What clients are told, and why: a wrong one shows up as clients that bootstrap, then hang.
       advertised_kafka: `${kafkaAddr.host}:${kafkaAddr.port}`,

@@ -64,6 +64,12 @@ export interface BrokerConfig {
   clusterTlsKey: string | undefined;
   /** PEM file of the CA peers' certificates must be signed by (mutual TLS). */
   clusterTlsCa: string | undefined;
+  /**
+   * auto: the cluster port speaks TLS with --cluster-tls-cert, else with the Kafka listener's
+   * certificate when it has one; on: the same, a start without a certificate is an error;
+   * off: plain text whatever the listeners do.
+   */
+  clusterTls: "auto" | "on" | "off";
   /** Whether Kafka clients must authenticate with SASL (Kafka's SASL_PLAINTEXT/SASL_SSL). */
   kafkaSasl: "none" | "required";
   /** sasl.enabled.mechanisms */
@@ -474,7 +480,8 @@ export const OPTIONS: OptionSpec[] = [
     key: "kafkaTlsCert",
     arg: "FILE",
     default: undefined,
-    help: "PEM certificate chain: the Kafka listener speaks TLS only (with --kafka-tls-key)",
+    help: "PEM certificate chain: the Kafka listener speaks TLS only (with --kafka-tls-key); the " +
+      "cluster port then speaks TLS too, with it, unless --cluster-tls-cert or --cluster-tls off",
     parse: readableFile,
   },
   {
@@ -519,6 +526,22 @@ export const OPTIONS: OptionSpec[] = [
     help: "PEM CA certificate(s): mutual TLS, peers' certificates (both ways) must be signed by " +
       "one; without it a peer's certificate is checked against the system's roots",
     parse: readableFile,
+  },
+  {
+    flag: "cluster-tls",
+    key: "clusterTls",
+    arg: "auto|on|off",
+    default: "auto",
+    help: "auto: the cluster port speaks TLS with --cluster-tls-cert, else when the Kafka " +
+      "listener does (its certificate and key reused, no CA needed: peers prove the join token, " +
+      "bound to the TLS session); on: the same, and a start without any certificate is an " +
+      "error; off: plain text even when the Kafka listener uses TLS (every broker of a cluster " +
+      "alike: TLS and plain brokers cannot talk)",
+    parse: (v, name) => {
+      const t = v.trim();
+      if (t === "auto" || t === "on" || t === "off") return t;
+      throw new ConfigError(`${name}: expected auto, on or off, got ${JSON.stringify(v)}`);
+    },
   },
   {
     flag: "kafka-sasl",
@@ -804,6 +827,19 @@ function checkListenerSecurity(
   }
   if (out.clusterTlsCa !== undefined && out.clusterTlsCert === undefined) {
     throw new ConfigError("--cluster-tls-ca needs --cluster-tls-cert and --cluster-tls-key");
+  }
+  if (out.clusterTls === "off" && out.clusterTlsCert !== undefined) {
+    throw new ConfigError(
+      "--cluster-tls off and --cluster-tls-cert contradict each other: give one",
+    );
+  }
+  if (
+    out.clusterTls === "on" && out.clusterTlsCert === undefined && out.kafkaTlsCert === undefined
+  ) {
+    throw new ConfigError(
+      "--cluster-tls on needs a certificate: --cluster-tls-cert/--cluster-tls-key, or TLS on the " +
+        "Kafka listener (--kafka-tls-cert/--kafka-tls-key)",
+    );
   }
   const file = out.httpTokenFile as string | undefined;
   if (file === undefined) return;

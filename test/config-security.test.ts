@@ -53,6 +53,25 @@ describe("listener security flags", () => {
     expect(() => parse(["--cluster-tls-ca", cert])).toThrow(/needs --cluster-tls-cert/);
   });
 
+  test("--cluster-tls: auto by default, off and on checked against the certificates", () => {
+    expect(parse([]).clusterTls).toBe("auto");
+    expect(
+      parse(["--cluster-tls=off", "--kafka-tls-cert", cert, "--kafka-tls-key", key]).clusterTls,
+    )
+      .toBe("off");
+    expect(parse([], { BROKER_CLUSTER_TLS: "off" }).clusterTls).toBe("off");
+    expect(
+      parse(["--cluster-tls", "on", "--kafka-tls-cert", cert, "--kafka-tls-key", key]).clusterTls,
+    )
+      .toBe("on");
+    expect(() => parse(["--cluster-tls", "on"])).toThrow(/--cluster-tls on needs a certificate/);
+    expect(() =>
+      parse(["--cluster-tls", "off", "--cluster-tls-cert", cert, "--cluster-tls-key", key])
+    )
+      .toThrow(/contradict/);
+    expect(() => parse(["--cluster-tls", "yes"])).toThrow(/expected auto, on or off/);
+  });
+
   test("SASL: none or required; mechanisms from the list, deduplicated", () => {
     expect(parse(["--kafka-sasl", "required"]).kafkaSasl).toBe("required");
     expect(() => parse(["--kafka-sasl", "optional"])).toThrow(ConfigError);

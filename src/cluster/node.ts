@@ -42,6 +42,7 @@ import {
   clusterRequest,
   type RequestFrom,
   splitAddr,
+  TlsMismatchError,
 } from "./transport.ts";
 import { PeerLink } from "./peer-link.ts";
 import type { ClusterTls } from "./tls.ts";
@@ -231,6 +232,7 @@ export class ClusterService {
   >();
   readonly #peerClosed: ((id: number) => void)[] = [];
   #authWarnedAt = -Infinity;
+  #tlsMismatchWarnedAt = -Infinity;
   #beforeRegister: ((nodeId: number, body: Record<string, unknown>) => Promise<void>) | undefined;
   #savedIncarnation = 0;
   #lastRole = "";
@@ -269,6 +271,12 @@ export class ClusterService {
         if (now() - this.#authWarnedAt < 10_000) return;
         this.#authWarnedAt = now();
         this.#log.warn("cluster authentication failed", { detail: what.slice(0, 300) });
+      },
+      onTlsMismatch: (what) => {
+        // The cluster cannot form or heal like this: an error, once per 10 s.
+        if (now() - this.#tlsMismatchWarnedAt < 10_000) return;
+        this.#tlsMismatchWarnedAt = now();
+        this.#log.error(`cluster TLS mismatch: ${what}`, {});
       },
       onCall: (from, method, body, tail) => {
         const h = this.#callHandlers.get(method);
@@ -405,6 +413,11 @@ export class ClusterService {
         return { clusterId: o.clusterId, nodeId: o.nodeId, peers };
       } catch (e) {
         if (e instanceof ClusterError) throw e;
+        if (e instanceof TlsMismatchError) {
+          throw new ClusterError(
+            `cannot join through ${seed}: ${e.message.replace(/^join to \S+: /, "")}`,
+          );
+        }
         if (e instanceof AuthError) {
           throw new ClusterError(
             `cannot join through ${seed}: ${

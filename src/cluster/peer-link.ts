@@ -5,7 +5,7 @@
 // Every connection starts with the cluster handshake (transport.ts): calls wait for it, and a
 // peer that cannot prove the cluster's token (or proves another node id) gets nothing.
 import type { Socket } from "node:net";
-import { dialCluster } from "./tls.ts";
+import { channelBinding, dialCluster } from "./tls.ts";
 import {
   AuthError,
   callFramePieces,
@@ -103,7 +103,7 @@ export class PeerLink {
     const auth = this.auth();
     const a = splitAddr(this.#addr);
     if (a === undefined || auth === undefined) return undefined;
-    const hs = new ClientHandshake({ ...auth, session: "peer" });
+    const hs = new ClientHandshake({ ...auth, session: "peer" }, () => channelBinding(sock));
     const sock = dialCluster(a.host, a.port, auth.tls, () => sock.write(hs.hello()));
     this.#sock = sock;
     const queued: Uint8Array[] = [];
@@ -122,10 +122,11 @@ export class PeerLink {
       if (this.#sock !== sock) return;
       let frames;
       try {
+        if (!authed) hs.screen(chunk, this.#addr);
         // A view, not a copy: each chunk is a fresh buffer nothing writes to again.
         frames = decoder.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-      } catch {
-        this.#drop(new RequestError("bad frame from peer"));
+      } catch (e) {
+        this.#drop(e instanceof AuthError ? e : new RequestError("bad frame from peer"));
         return;
       }
       for (const f of frames) {

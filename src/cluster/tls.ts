@@ -1,9 +1,15 @@
-// TLS for the cluster port (--cluster-tls-cert/-key/-ca): every TCP connection between brokers
-// (Raft, replica fetches, controller calls, group requests passed on, large gossip, joins) is
-// TLS, and with a CA both sides must present a certificate it signed. The join-token handshake
-// (transport.ts) still runs inside, so TLS adds confidentiality and on-path integrity and the
-// token still proves membership and binds the node id. Accepted sockets are wrapped after the TCP
-// accept, so the listener's limits on connections in their handshake cover the TLS handshake too.
+// TLS for the cluster port: every TCP connection between brokers (Raft, replica fetches,
+// controller calls, group requests passed on, large gossip, joins) is TLS 1.3. Three ways:
+// - "mutual" (--cluster-tls-cert/-key/-ca): both sides present a certificate the CA signed;
+// - "verified" (--cluster-tls-cert/-key): the server's certificate must chain to a system root
+//   and name the host dialled;
+// - "auto" (TLS on the Kafka listener, no --cluster-tls-*): the listener's certificate and key,
+//   and no chain is checked: identity comes from the join-token handshake alone.
+// In every way the handshake (transport.ts) covers the TLS session's exporter value (RFC 9266's
+// tls-exporter, see channelBinding), so a man in the middle who terminates TLS on both sides
+// holds two sessions whose values differ and cannot relay a proof. Accepted sockets are wrapped
+// after the TCP accept, so the listener's limits on connections in their handshake cover the TLS
+// handshake too. docs/security.md.
 import { createConnection, isIP, type Socket } from "node:net";
 import {
   connect as tlsConnect,
@@ -20,14 +26,38 @@ export interface ClusterTlsPem {
   ca?: string;
 }
 
+/** How a peer's certificate is checked (see the file's head). */
+export type ClusterTlsMode = "mutual" | "verified" | "auto";
+
+/**
+ * TLS 1.3 only: its exporter is unique to one session (in TLS 1.2 it is only with the extended
+ * master secret, which a client cannot insist on here), and every broker runs this code.
+ */
+const MIN_VERSION = "TLSv1.3";
+/** The exporter label of the handshake's channel binding (RFC 5705 / RFC 8446 section 7.5). */
+const EXPORTER_LABEL = "EXPORTER-broker-cluster-handshake-v1";
+
 export class ClusterTls {
   readonly #server: SecureContext;
-  readonly mutual: boolean;
+  readonly mode: ClusterTlsMode;
 
-  /** Throws (a bad PEM, a key not matching the certificate) so a broker refuses to start. */
-  constructor(readonly pem: ClusterTlsPem) {
-    this.#server = createSecureContext({ cert: pem.cert, key: pem.key, ca: pem.ca });
-    this.mutual = pem.ca !== undefined;
+  /**
+   * Throws (a bad PEM, a key not matching the certificate) so a broker refuses to start.
+   * `auto`: no certificate chain is checked (the Kafka listener's certificate reused).
+   */
+  constructor(readonly pem: ClusterTlsPem, opts: { auto?: boolean } = {}) {
+    if (opts.auto && pem.ca !== undefined) throw new Error("auto cluster TLS takes no CA");
+    this.#server = createSecureContext({
+      cert: pem.cert,
+      key: pem.key,
+      ca: pem.ca,
+      minVersion: MIN_VERSION,
+    });
+    this.mode = pem.ca !== undefined ? "mutual" : opts.auto ? "auto" : "verified";
+  }
+
+  get mutual(): boolean {
+    return this.mode === "mutual";
   }
 
   /** An accepted TCP connection as the TLS server side (nothing is read before its handshake). */
@@ -41,19 +71,23 @@ export class ClusterTls {
   }
 
   /**
-   * A TLS connection to a peer, `ready` called once the peer's certificate checked out: signed
-   * by the CA (or a system root without one) and naming `host` in its subjectAltName.
+   * A TLS connection to a peer, `ready` called once the TLS handshake finished and, unless in
+   * auto mode, the peer's certificate checked out: signed by the CA (or a system root without
+   * one) and naming `host` in its subjectAltName.
    */
   connect(host: string, port: number, ready: () => void): Socket {
+    const verify = this.mode !== "auto";
     const sock = tlsConnect({
       host,
       port,
-      cert: this.pem.cert,
-      key: this.pem.key,
+      minVersion: MIN_VERSION,
+      // In auto mode no client certificate: the server asks for none and the listener's
+      // certificate may not be meant for client authentication.
+      ...(verify ? { cert: this.pem.cert, key: this.pem.key } : {}),
       ...(this.pem.ca !== undefined ? { ca: this.pem.ca } : {}),
       // SNI takes names only; an IP address is checked against the certificate's IP entries.
       ...(isIP(host) === 0 ? { servername: host } : {}),
-      rejectUnauthorized: true,
+      rejectUnauthorized: verify,
     });
     sock.setNoDelay(true);
     sock.once("secureConnect", ready);
@@ -72,4 +106,47 @@ export function dialCluster(
   const sock = createConnection({ host, port, noDelay: true });
   sock.once("connect", ready);
   return sock;
+}
+
+/**
+ * What the cluster handshake's proofs cover of the connection itself: null on plain TCP, else
+ * 32 bytes exported from the TLS session (base64url). Both ends of one TLS session compute the
+ * same value; a relay that terminates TLS towards each side holds two sessions, so the value each
+ * end computes differs and neither end's proof verifies at the other. Throws when a TLS socket
+ * cannot export (the handshake then fails closed).
+ */
+export function channelBinding(sock: Socket): string | null {
+  if (!(sock instanceof TLSSocket)) return null;
+  if (sock.getProtocol() !== MIN_VERSION) throw new Error("the cluster port needs TLS 1.3");
+  return sock.exportKeyingMaterial(32, EXPORTER_LABEL, Buffer.alloc(0)).toString("base64url");
+}
+
+/**
+ * Whether `chunk`, the first bytes of a connection, is a TLS record (handshake 0x16 or alert
+ * 0x15, version 3.x). A cluster frame can never start so: its length would be over 300 MiB.
+ */
+export function looksLikeTls(chunk: Uint8Array): boolean {
+  return chunk.length >= 3 && (chunk[0] === 0x16 || chunk[0] === 0x15) && chunk[1] === 0x03;
+}
+
+/** Whether a TLS socket's error says the other side answered in plain text (not TLS). */
+export function isPlainTextAnswer(e: unknown): boolean {
+  return (e as { code?: unknown })?.code === "ERR_SSL_WRONG_VERSION_NUMBER";
+}
+
+const HOW_TLS = "--kafka-tls-cert/--kafka-tls-key (the cluster port then reuses them) or " +
+  "--cluster-tls-cert/--cluster-tls-key, without --cluster-tls off";
+
+/**
+ * The log line for a broker with TLS and one without: they cannot talk, and which flag to set.
+ * `weTls`: this broker's cluster port speaks TLS.
+ */
+export function tlsMismatch(peer: string, weTls: boolean): string {
+  return weTls
+    ? `${peer} speaks plain text on the cluster port but this broker speaks TLS there, so they ` +
+      `cannot talk: give that broker TLS too (${HOW_TLS}), or run every broker with ` +
+      "--cluster-tls off"
+    : `${peer} speaks TLS on the cluster port but this broker speaks plain text there ` +
+      "(--cluster-tls off, or no certificate), so they cannot talk: give this broker TLS " +
+      `(${HOW_TLS}), or run every broker with --cluster-tls off`;
 }

@@ -10,7 +10,14 @@
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { createServer, type Server, type Socket } from "node:net";
 import { ClusterKey, isNonce, MAC_BYTES, newNonce, ReplayWindow, SwimCounter } from "./auth.ts";
-import { type ClusterTls, dialCluster } from "./tls.ts";
+import {
+  channelBinding,
+  type ClusterTls,
+  dialCluster,
+  isPlainTextAnswer,
+  looksLikeTls,
+  tlsMismatch,
+} from "./tls.ts";
 
 export const FRAME_VERSION = 1;
 /** Large enough for a snapshot of a big metadata image; a bigger length closes the socket. */
@@ -55,7 +62,28 @@ export class RequestError extends Error {
 
 /** The other side refused our credentials or failed to prove its own (never retried blindly). */
 export class AuthError extends RequestError {
-  override readonly name = "AuthError";
+  override readonly name: string = "AuthError";
+}
+
+/** One side speaks TLS on the cluster port and the other plain text: they cannot talk. */
+export class TlsMismatchError extends AuthError {
+  override readonly name = "TlsMismatchError";
+}
+
+/**
+ * A client connection's error, as the caller should see it: a TLS handshake answered in plain
+ * text is a TlsMismatchError (what to set), anything else `other`.
+ */
+export function dialError(
+  tls: ClusterTls | undefined,
+  addr: string,
+  e: unknown,
+  other: (e: Error) => Error,
+): Error {
+  if (tls !== undefined && isPlainTextAnswer(e)) {
+    return new TlsMismatchError(tlsMismatch(`the broker at ${addr}`, true));
+  }
+  return other(e instanceof Error ? e : new Error(String(e)));
 }
 
 const enc = new TextEncoder();
@@ -298,7 +326,7 @@ export function clusterRequest(
     }
     : auth;
   return new Promise((resolve, reject) => {
-    const hs = new ClientHandshake({ ...ca, session: "request" });
+    const hs = new ClientHandshake({ ...ca, session: "request" }, () => channelBinding(sock));
     const sock = dialCluster(a.host, a.port, ca.tls, () => sock.write(hs.hello()));
     const decoder = new FrameDecoder();
     let authed = false;
@@ -315,10 +343,17 @@ export function clusterRequest(
       () => finish(new RequestError(`${method} to ${addr}: no answer in ${timeoutMs} ms`)),
       timeoutMs,
     );
-    sock.on("error", (e) => finish(new RequestError(`${method} to ${addr}: ${e.message}`)));
+    sock.on(
+      "error",
+      (e) =>
+        finish(
+          dialError(ca.tls, addr, e, (x) => new RequestError(`${method} to ${addr}: ${x.message}`)),
+        ),
+    );
     sock.on("close", () => finish(new RequestError(`${method} to ${addr}: connection closed`)));
     sock.on("data", (chunk: Buffer) => {
       try {
+        if (!authed) hs.screen(chunk, addr);
         for (const f of decoder.push(new Uint8Array(chunk))) {
           if (!authed) {
             const st = hs.step(f.kind, f.payload);
@@ -336,7 +371,8 @@ export function clusterRequest(
         }
       } catch (e) {
         if (e instanceof AuthError) {
-          return finish(new AuthError(`${method} to ${addr}: ${e.message}`));
+          const E = e instanceof TlsMismatchError ? TlsMismatchError : AuthError;
+          return finish(new E(`${method} to ${addr}: ${e.message}`));
         }
         finish(e as Error);
       }
@@ -373,6 +409,8 @@ export interface NetHandlers {
   onPeerClosed?(nodeId: number): void;
   /** A handshake failed (a wrong token, a forged proof, another cluster): for the log. */
   onAuthFailure?(what: string): void;
+  /** A peer speaks TLS on the cluster port and this broker not, or the other way round. */
+  onTlsMismatch?(what: string): void;
 }
 
 export interface CallAnswer {
@@ -452,7 +490,9 @@ export function decodeCall(payload: Uint8Array): { header: unknown; tail: Uint8A
 //
 // Each proof covers both nonces, so a proof recorded from one connection is worthless on any
 // other; the client's claims (node id, address, cluster id, session kind) are bound to the
-// connection by its proof. Frames after the handshake are not MACed (docs/security.md).
+// connection by its proof. On TLS each proof also covers the session's exporter value
+// (channelBinding in tls.ts): a relay terminating TLS on both sides cannot pass a proof on.
+// Frames after the handshake are not MACed (docs/security.md).
 
 /** Handshake frames are small; a longer one closes the connection before it is buffered. */
 const MAX_HANDSHAKE_FRAME = 4096;
@@ -504,7 +544,23 @@ export class ClientHandshake {
   readonly #nc = newNonce();
   #ns: string | undefined;
   #done = false;
-  constructor(readonly auth: ClientAuth) {}
+  /** What the proofs cover of the connection: [] on plain TCP, [exporter value] on TLS. */
+  #channel: string[] = [];
+  /**
+   * `channelOf`: the connection's channelBinding (tls.ts), read once the server has answered, i.e.
+   * after the TLS handshake; without it the connection counts as plain TCP.
+   */
+  constructor(readonly auth: ClientAuth, readonly channelOf: () => string | null = () => null) {}
+
+  /**
+   * The server's first bytes, before they are parsed as frames: TLS records answering our
+   * plain-text hello mean the peer speaks TLS and we do not.
+   */
+  screen(chunk: Uint8Array, addr: string): void {
+    if (this.#ns === undefined && this.auth.tls === undefined && looksLikeTls(chunk)) {
+      throw new TlsMismatchError(tlsMismatch(`the broker at ${addr}`, false));
+    }
+  }
 
   hello(): Uint8Array {
     const a = this.auth;
@@ -531,6 +587,7 @@ export class ClientHandshake {
         throw new AuthError("the peer does not speak the cluster handshake");
       }
       this.#ns = v.nonce;
+      this.#channel = bindingOf(this.channelOf);
       const proof = a.key.proof("client", [
         this.#nc,
         this.#ns,
@@ -538,13 +595,18 @@ export class ClientHandshake {
         a.nodeId,
         a.addr,
         a.session,
+        ...this.#channel,
       ]);
       return { send: jsonFrame(FrameKind.proof, { proof }) };
     }
     if (
       kind !== FrameKind.welcome || typeof v.clusterId !== "string" ||
       !isNodeIdOrNull(v.nodeId) || v.nodeId === null ||
-      !a.key.checkProof("server", [this.#nc, this.#ns, v.clusterId, v.nodeId, a.nodeId], v.proof)
+      !a.key.checkProof(
+        "server",
+        [this.#nc, this.#ns, v.clusterId, v.nodeId, a.nodeId, ...this.#channel],
+        v.proof,
+      )
     ) {
       throw new AuthError("the peer did not prove it knows the cluster's join token");
     }
@@ -566,7 +628,12 @@ export class ClientHandshake {
 export class ServerHandshake {
   readonly #ns = newNonce();
   #hello: ProvenClient & { nonce: string; clusterId: string | null } | undefined;
-  constructor(readonly key: ClusterKey, readonly me: { clusterId: string; nodeId: number }) {}
+  /** `channelOf`: as ClientHandshake's, of the accepted connection. */
+  constructor(
+    readonly key: ClusterKey,
+    readonly me: { clusterId: string; nodeId: number },
+    readonly channelOf: () => string | null = () => null,
+  ) {}
 
   step(
     kind: number,
@@ -595,6 +662,12 @@ export class ServerHandshake {
     }
     const h = this.#hello;
     if (kind !== FrameKind.proof) return { close: "a frame before the handshake finished" };
+    let channel: string[];
+    try {
+      channel = bindingOf(this.channelOf);
+    } catch (e) {
+      return { close: (e as Error).message };
+    }
     const ok = this.key.checkProof("client", [
       h.nonce,
       this.#ns,
@@ -602,10 +675,12 @@ export class ServerHandshake {
       h.nodeId,
       h.addr,
       h.session,
+      ...channel,
     ], v.proof);
     if (!ok) {
       return {
-        close: "a wrong proof (not this cluster's join token, or a replayed handshake)",
+        close: "a wrong proof (not this cluster's join token, a replayed handshake, or a " +
+          "handshake relayed from another TLS session)",
         send: jsonFrame(FrameKind.denied, {
           error: "cluster authentication failed: the join token is not this cluster's",
         }),
@@ -625,6 +700,7 @@ export class ServerHandshake {
       this.me.clusterId,
       this.me.nodeId,
       h.nodeId,
+      ...channel,
     ]);
     return {
       send: jsonFrame(FrameKind.welcome, {
@@ -634,6 +710,19 @@ export class ServerHandshake {
       }),
       client: { nodeId: h.nodeId, addr: h.addr, session: h.session },
     };
+  }
+}
+
+/**
+ * A connection's channel binding as proof fields: none on plain TCP (so plain handshakes are as
+ * before it existed), one on TLS; a TLS socket that cannot give one fails the handshake.
+ */
+function bindingOf(channelOf: () => string | null): string[] {
+  try {
+    const b = channelOf();
+    return b === null ? [] : [b];
+  } catch (e) {
+    throw new AuthError(`cannot bind the handshake to the TLS session: ${(e as Error).message}`);
   }
 }
 
@@ -815,7 +904,7 @@ export class ClusterNet {
       if (failed !== undefined && performance.now() - failed < RECONNECT_BACKOFF_MS) return;
       const a = splitAddr(addr);
       if (a === undefined) return;
-      const hs = new ClientHandshake(auth);
+      const hs = new ClientHandshake(auth, () => channelBinding(sock));
       const sock = dialCluster(a.host, a.port, auth.tls, () => sock.write(hs.hello()));
       const out: Outbound = {
         sock,
@@ -833,7 +922,11 @@ export class ClusterNet {
         this.#failedAt.set(addr, performance.now());
         sock.destroy();
       }, HANDSHAKE_TIMEOUT_MS);
-      sock.on("error", () => this.#failedAt.set(addr, performance.now()));
+      sock.on("error", (e) => {
+        this.#failedAt.set(addr, performance.now());
+        const err = dialError(auth.tls, addr, e, (x) => x);
+        if (err instanceof TlsMismatchError) this.#handlers?.onTlsMismatch?.(err.message);
+      });
       sock.on("close", () => {
         clearTimeout(timer);
         if (this.#out.get(addr) === out) this.#out.delete(addr);
@@ -842,6 +935,7 @@ export class ClusterNet {
         // After the welcome nothing is expected on our outbound connections: drained, ignored.
         if (out.connected) return;
         try {
+          hs.screen(chunk, addr);
           for (const f of decoder.push(new Uint8Array(chunk))) {
             const st = hs.step(f.kind, f.payload);
             if (st.send) sock.write(st.send);
@@ -859,7 +953,10 @@ export class ClusterNet {
         } catch (e) {
           this.#failedAt.set(addr, performance.now());
           sock.destroy();
-          if (e instanceof AuthError) this.#handlers?.onAuthFailure?.(`to ${addr}: ${e.message}`);
+          if (e instanceof TlsMismatchError) this.#handlers?.onTlsMismatch?.(e.message);
+          else if (e instanceof AuthError) {
+            this.#handlers?.onAuthFailure?.(`to ${addr}: ${e.message}`);
+          }
         }
       });
     } else if (
@@ -904,7 +1001,11 @@ export class ClusterNet {
     this.#inbound.add(sock);
     // Handshake frames are read with a small limit: nothing large is buffered for a stranger.
     let decoder = new FrameDecoder(MAX_HANDSHAKE_FRAME);
-    const hs = new ServerHandshake(key, { clusterId: me.clusterId, nodeId: me.nodeId });
+    const hs = new ServerHandshake(
+      key,
+      { clusterId: me.clusterId, nodeId: me.nodeId },
+      () => channelBinding(sock),
+    );
     let peer: ProvenClient | undefined;
     let counted = false;
     this.#handshaking++;
@@ -923,7 +1024,9 @@ export class ClusterNet {
     sock.on("error", (e: Error) => {
       // A TLS handshake refused (no certificate, another CA, not TLS at all): for the log.
       if (this.#tls !== undefined && handshaking) {
-        this.#handlers?.onAuthFailure?.(`from ${remote}: TLS: ${e.message.slice(0, 200)}`);
+        if (isPlainTextAnswer(e)) {
+          this.#handlers?.onTlsMismatch?.(tlsMismatch(`the broker at ${remote}`, true));
+        } else this.#handlers?.onAuthFailure?.(`from ${remote}: TLS: ${e.message.slice(0, 200)}`);
       }
       sock.destroy();
     });
@@ -949,6 +1052,15 @@ export class ClusterNet {
       try {
         frames = decoder.push(new Uint8Array(chunk));
       } catch {
+        if (this.#tls === undefined && handshaking && looksLikeTls(chunk)) {
+          // A TLS ClientHello on our plain port: say so in the log, and answer in plain text
+          // (the peer's TLS library then reports that it got no TLS back).
+          this.#handlers?.onTlsMismatch?.(tlsMismatch(`the broker at ${remote}`, false));
+          refused = true;
+          sock.end(jsonFrame(FrameKind.denied, { error: "this cluster port speaks plain text" }));
+          setTimeout(() => sock.destroy(), 100).unref?.();
+          return;
+        }
         sock.destroy();
         return;
       }
