@@ -96,23 +96,17 @@ const IMPLIED_BY: Partial<Record<AclOperation, readonly AclOperation[]>> = {
   [AclOperation.DESCRIBE_CONFIGS]: [AclOperation.ALTER_CONFIGS],
 };
 
+/** One of the enum's values that names a single thing: neither UNKNOWN nor the filters' ANY. */
+const concrete = (values: { UNKNOWN: number; ANY: number }, v: number): boolean =>
+  v !== values.UNKNOWN && v !== values.ANY && Object.values(values).includes(v);
+
 /** Why a binding is refused before it is stored (INVALID_REQUEST / the Kafka error's message). */
 export function validateBinding(b: AclBinding): string | null {
-  if (
-    b.resourceType === ResourceType.UNKNOWN || b.resourceType === ResourceType.ANY ||
-    !Object.values(ResourceType).includes(b.resourceType)
-  ) {
-    return "the resource type must be a concrete one";
-  }
+  if (!concrete(ResourceType, b.resourceType)) return "the resource type must be a concrete one";
   if (b.patternType !== PatternType.LITERAL && b.patternType !== PatternType.PREFIXED) {
     return "the pattern type must be LITERAL or PREFIXED";
   }
-  if (
-    b.operation === AclOperation.UNKNOWN || b.operation === AclOperation.ANY ||
-    !Object.values(AclOperation).includes(b.operation)
-  ) {
-    return "the operation must be a concrete one";
-  }
+  if (!concrete(AclOperation, b.operation)) return "the operation must be a concrete one";
   if (b.permission !== AclPermission.ALLOW && b.permission !== AclPermission.DENY) {
     return "the permission must be ALLOW or DENY";
   }

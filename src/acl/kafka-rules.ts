@@ -107,6 +107,10 @@ const one = (op: Op, type: RT, name: string, item?: string): Need => ({
 });
 const cluster = (op: Op): Need[] => [one(op, RT.CLUSTER, CLUSTER_RESOURCE)];
 const isName = (n: string | null | undefined): n is string => typeof n === "string";
+type Named = { name?: string | null };
+const names = (items: readonly Named[] = []) => items.map((t) => t.name);
+/** Items listed in the request's `topics`, by name (most topic APIs). */
+const TOPICS = { request: ["topics"], key: (t: Named) => t.name } as const;
 /** One need per topic named (once each), each refusing its topic alone. */
 const topics = (op: Op, names: readonly (string | null | undefined)[] = []): Need[] =>
   [...new Set(names.filter(isName))].map((n) => one(op, RT.TOPIC, n, n));
@@ -140,29 +144,28 @@ const CREATE_TOPIC = (n: string): Need => ({
 export const API_RULES: ReadonlyMap<number, ApiRule> = new Map<number, ApiRule>([
   checks(ApiKey.Produce, (b) => [
     ...(isName(b.transactionalId) ? [one(Op.WRITE, RT.TRANSACTIONAL_ID, b.transactionalId)] : []),
-    ...topics(Op.WRITE, b.topicData?.map((t) => t.name)),
+    ...topics(Op.WRITE, names(b.topicData)),
   ], { request: ["topicData"], key: (t) => t.name, response: "responses" }),
   checks(
     ApiKey.Fetch,
     (b) => replica(b) ? cluster(Op.CLUSTER_ACTION) : topics(Op.READ, b.topics?.map((t) => t.topic)),
     { request: ["topics"], key: (t) => t.topic, response: "responses" },
   ),
-  checks(
-    ApiKey.ListOffsets,
-    (b) => topics(Op.DESCRIBE, b.topics?.map((t) => t.name)),
-    { request: ["topics"], key: (t) => t.name, response: "topics" },
-  ),
+  checks(ApiKey.ListOffsets, (b) => topics(Op.DESCRIBE, names(b.topics)), {
+    ...TOPICS,
+    response: "topics",
+  }),
   // Metadata: unauthorised topics are left out of an all-topics answer.
   checks(
     ApiKey.Metadata,
-    (b) => (b.topics === null ? [] : topics(Op.DESCRIBE, b.topics?.map((t) => t.name))),
+    (b) => (b.topics === null ? [] : topics(Op.DESCRIBE, names(b.topics))),
     // v0: an empty list asks for every topic.
-    { request: ["topics"], key: (t) => t.name, response: "topics", servesEmpty: (v) => v >= 1 },
+    { ...TOPICS, response: "topics", servesEmpty: (v) => v >= 1 },
   ),
   checks(ApiKey.OffsetCommit, (b) => [
     ...group(Op.READ, b.groupId),
-    ...topics(Op.READ, b.topics?.map((t) => t.name)),
-  ], { request: ["topics"], key: (t) => t.name, response: "topics" }),
+    ...topics(Op.READ, names(b.topics)),
+  ], { ...TOPICS, response: "topics" }),
   // OffsetFetch v8+: several groups (the topics of each are filtered in the answer).
   checks(
     ApiKey.OffsetFetch,
@@ -195,13 +198,13 @@ export const API_RULES: ReadonlyMap<number, ApiRule> = new Map<number, ApiRule>(
   none(ApiKey.ApiVersions),
   checks(
     ApiKey.CreateTopics,
-    (b) => [...new Set((b.topics ?? []).map((t) => t.name).filter(isName))].map(CREATE_TOPIC),
-    { request: ["topics"], key: (t) => t.name, response: "topics" },
+    (b) => [...new Set(names(b.topics).filter(isName))].map(CREATE_TOPIC),
+    { ...TOPICS, response: "topics" },
   ),
   // DeleteTopics: names before v6, topics after.
   checks(ApiKey.DeleteTopics, (b) => [
     ...topics(Op.DELETE, b.topicNames),
-    ...topics(Op.DELETE, b.topics?.map((t) => t.name)),
+    ...topics(Op.DELETE, names(b.topics)),
   ], {
     request: ["topicNames", "topics"],
     key: (t) => typeof t === "string" ? t : t.name,
@@ -209,8 +212,8 @@ export const API_RULES: ReadonlyMap<number, ApiRule> = new Map<number, ApiRule>(
   }),
   checks(
     ApiKey.DeleteRecords,
-    (b) => topics(Op.DELETE, b.topics?.map((t) => t.name)),
-    { request: ["topics"], key: (t) => t.name, response: "topics" },
+    (b) => topics(Op.DELETE, names(b.topics)),
+    { ...TOPICS, response: "topics" },
   ),
   checks(ApiKey.InitProducerId, (b) => {
     if (isName(b.transactionalId)) return [one(Op.WRITE, RT.TRANSACTIONAL_ID, b.transactionalId)];
@@ -244,8 +247,8 @@ export const API_RULES: ReadonlyMap<number, ApiRule> = new Map<number, ApiRule>(
   none(ApiKey.SaslAuthenticate),
   checks(
     ApiKey.CreatePartitions,
-    (b) => topics(Op.ALTER, b.topics?.map((t) => t.name)),
-    { request: ["topics"], key: (t) => t.name, response: "results" },
+    (b) => topics(Op.ALTER, names(b.topics)),
+    { ...TOPICS, response: "results" },
   ),
   checks(
     ApiKey.DeleteGroups,
