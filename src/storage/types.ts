@@ -85,48 +85,29 @@ export class QuarantinedLogError extends StorageError {
 export class TopicIdMismatchError extends StorageError {
   override name = "TopicIdMismatchError";
 }
-export class CorruptRecordError extends LogError {
-  override name = "CorruptRecordError";
-  constructor(message: string) {
-    super(ErrorCode.CORRUPT_MESSAGE, message);
-  }
+/** A LogError class named `name` whose errors are answered with `code`. */
+function codedLogError(name: string, code: number) {
+  return class extends LogError {
+    override name = name;
+    constructor(message: string) {
+      super(code, message);
+    }
+  };
 }
-export class InvalidRecordError extends LogError {
-  override name = "InvalidRecordError";
-  constructor(message: string) {
-    super(ErrorCode.INVALID_RECORD, message);
-  }
-}
-export class InvalidTimestampError extends LogError {
-  override name = "InvalidTimestampError";
-  constructor(message: string) {
-    super(ErrorCode.INVALID_TIMESTAMP, message);
-  }
-}
-export class MessageTooLargeError extends LogError {
-  override name = "MessageTooLargeError";
-  constructor(message: string) {
-    super(ErrorCode.MESSAGE_TOO_LARGE, message);
-  }
-}
-export class OutOfOrderSequenceError extends LogError {
-  override name = "OutOfOrderSequenceError";
-  constructor(message: string) {
-    super(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, message);
-  }
-}
-export class InvalidProducerEpochError extends LogError {
-  override name = "InvalidProducerEpochError";
-  constructor(message: string) {
-    super(ErrorCode.INVALID_PRODUCER_EPOCH, message);
-  }
-}
-export class OffsetOutOfRangeError extends LogError {
-  override name = "OffsetOutOfRangeError";
-  constructor(message: string) {
-    super(ErrorCode.OFFSET_OUT_OF_RANGE, message);
-  }
-}
+export class CorruptRecordError
+  extends codedLogError("CorruptRecordError", ErrorCode.CORRUPT_MESSAGE) {}
+export class InvalidRecordError
+  extends codedLogError("InvalidRecordError", ErrorCode.INVALID_RECORD) {}
+export class InvalidTimestampError
+  extends codedLogError("InvalidTimestampError", ErrorCode.INVALID_TIMESTAMP) {}
+export class MessageTooLargeError
+  extends codedLogError("MessageTooLargeError", ErrorCode.MESSAGE_TOO_LARGE) {}
+export class OutOfOrderSequenceError
+  extends codedLogError("OutOfOrderSequenceError", ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER) {}
+export class InvalidProducerEpochError
+  extends codedLogError("InvalidProducerEpochError", ErrorCode.INVALID_PRODUCER_EPOCH) {}
+export class OffsetOutOfRangeError
+  extends codedLogError("OffsetOutOfRangeError", ErrorCode.OFFSET_OUT_OF_RANGE) {}
 
 // ---------- partition log ----------
 
