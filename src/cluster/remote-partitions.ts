@@ -27,6 +27,19 @@ import { PeerCalls } from "./peer-calls.ts";
 /** A start position: an offset, the log start, the high watermark, or the first record at a time. */
 export type From = number | "earliest" | "latest" | { timestamp: number };
 
+/** The offset a read from `from` starts at (a time after every record: the high watermark). */
+export function startOffset(
+  from: From,
+  log: { offsetForTimestamp(ts: number): { offset: number } | null },
+  logStart: number,
+  hw: number,
+): number {
+  if (from === "earliest") return logStart;
+  if (from === "latest") return hw;
+  if (typeof from === "number") return from;
+  return log.offsetForTimestamp(from.timestamp)?.offset ?? hw;
+}
+
 export interface ReadSpec {
   topic: string;
   partition: number;
@@ -443,13 +456,7 @@ export class RemotePartitions {
       const st = pm.partition(s.topic, s.partition);
       const lso = st.log.logStartOffset();
       const hw = pm.highWatermark(s.topic, s.partition);
-      const offset = s.from === "earliest"
-        ? lso
-        : s.from === "latest"
-        ? hw
-        : typeof s.from === "number"
-        ? s.from
-        : st.log.offsetForTimestamp(s.from.timestamp)?.offset ?? hw;
+      const offset = startOffset(s.from, st.log, lso, hw);
       const base = { offset, next: offset, highWatermark: hw, logStartOffset: lso, bytes: 0 };
       const maxBytes = Math.min(s.maxBytes, budget);
       if (s.maxBytes === 0) return { result: base, chunks: [] };

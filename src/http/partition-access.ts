@@ -17,6 +17,7 @@ import {
   type ReadSpec,
   RemotePartitions,
   RemoteRefusal,
+  startOffset,
   type WireError,
   type WireResult,
 } from "../cluster/remote-partitions.ts";
@@ -551,13 +552,7 @@ export class PartitionAccess {
       const st = pm.partition(s.topic, s.partition);
       const hw = pm.highWatermark(s.topic, s.partition);
       const lso = st.log.logStartOffset();
-      offset = s.from === "earliest"
-        ? lso
-        : s.from === "latest"
-        ? hw
-        : typeof s.from === "number"
-        ? s.from
-        : st.log.offsetForTimestamp(s.from.timestamp)?.offset ?? hw;
+      offset = startOffset(s.from, st.log, lso, hw);
       const base = { ...noRecords(s, offset), highWatermark: hw, logStartOffset: lso };
       if (s.maxBytes === 0) return base;
       const got = collect(
