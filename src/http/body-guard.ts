@@ -46,18 +46,13 @@ export function bodyGuard(o: BodyGuardOptions): BodyGuard {
     "broker_http_bodies_refused_total",
     "HTTP requests refused for their body: too_large (413) or busy (503, the body budget was full)",
   );
-  o.metrics.collect(() => [
-    {
-      name: "broker_http_body_bytes_queued",
-      help: "HTTP request body bytes held in memory across all requests",
-      samples: [{ labels: {}, value: budget.used }],
-    },
-    {
-      name: "broker_http_body_bytes_queued_max",
-      help: "--http-queued-max-body-bytes: the bound on broker_http_body_bytes_queued",
-      samples: [{ labels: {}, value: budget.limit }],
-    },
-  ]);
+  o.metrics.collect(() =>
+    budget.gauges(
+      "broker_http_body_bytes_queued",
+      "HTTP request body bytes held in memory across all requests",
+      "--http-queued-max-body-bytes",
+    )
+  );
 
   const tooLarge = (req: Request, size: number | "chunked") => {
     refused.inc({ reason: "too_large" });

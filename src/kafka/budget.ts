@@ -1,6 +1,7 @@
 // A global byte budget shared by all connections: it caps the produce data held in memory
 // (read but not yet appended and answered). A connection that cannot get bytes stops reading
 // until another connection releases some, so memory stays bounded however many clients push.
+import type { GaugeFamily } from "../core/metrics.ts";
 
 export class ByteBudget {
   #used = 0;
@@ -10,6 +11,18 @@ export class ByteBudget {
 
   get used(): number {
     return this.#used;
+  }
+
+  /** The bytes held (gauge `name`, described by `help`) and the bound, set by `setting`. */
+  gauges(name: string, help: string, setting: string): GaugeFamily[] {
+    return [
+      { name, help, samples: [{ labels: {}, value: this.used }] },
+      {
+        name: `${name}_max`,
+        help: `${setting}: the bound on ${name}`,
+        samples: [{ labels: {}, value: this.limit }],
+      },
+    ];
   }
 
   /**

@@ -155,16 +155,11 @@ export function startKafkaListener(ctx: KafkaContext, opts: KafkaListenerOptions
         help: "max.connections in effect (lowered to leave descriptors free), by listener",
         samples: [{ labels: l, value: maxConnections }],
       },
-      {
-        name: "broker_kafka_request_bytes_queued",
-        help: "Kafka request bytes held in memory across all connections",
-        samples: [{ labels: {}, value: requestBudget.used }],
-      },
-      {
-        name: "broker_kafka_request_bytes_queued_max",
-        help: "queued.max.request.bytes: the bound on broker_kafka_request_bytes_queued",
-        samples: [{ labels: {}, value: requestBudget.limit }],
-      },
+      ...requestBudget.gauges(
+        "broker_kafka_request_bytes_queued",
+        "Kafka request bytes held in memory across all connections",
+        "queued.max.request.bytes",
+      ),
       {
         name: "broker_kafka_connections_waiting_for_memory",
         help: "Kafka connections not read until request bytes are released",
