@@ -11,6 +11,7 @@
 //   push-pull: flags u8 (1 join, 2 wantReply) | count u32 | member*count
 //   updates  : count u8 | (member fields | from i32)*count
 //   member   : id i32 | incarnation u32 | state u8 | cluster str | kafka str | http str
+import { DecodeError } from "../../protocol/decode-error.ts";
 import type { Member, MemberAddrs, MemberState, SwimMessage, Update } from "./types.ts";
 
 export const SWIM_WIRE_VERSION = 1;
@@ -23,11 +24,8 @@ export const MAX_WIRE_MEMBERS = 16384;
 export const MAX_ADDR_BYTES = 255;
 export const HEADER_BYTES = 10;
 
-export class SwimDecodeError extends Error {
+export class SwimDecodeError extends DecodeError {
   override readonly name: string = "SwimDecodeError";
-  constructor(message: string, readonly offset = -1) {
-    super(offset >= 0 ? `${message} (at byte ${offset})` : message);
-  }
 }
 
 /** A value the encoder cannot represent (a programming error, not hostile input). */

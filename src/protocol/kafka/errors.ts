@@ -1,11 +1,9 @@
 /** Typed failures of the Kafka wire codec. Decoding hostile bytes only ever throws ProtocolDecodeError. */
+import { DecodeError } from "../decode-error.ts";
 
 /** The input bytes are not a valid message of the requested (api, version). Close the connection. */
-export class ProtocolDecodeError extends Error {
+export class ProtocolDecodeError extends DecodeError {
   override readonly name: string = "ProtocolDecodeError";
-  constructor(message: string, readonly offset = -1) {
-    super(offset >= 0 ? `${message} (at byte ${offset})` : message);
-  }
 }
 
 /** The value handed to the encoder cannot be written in the requested version (a programming error). */
