@@ -10,6 +10,15 @@ export class CliError extends Error {}
 /** A mistake on the command line: exit 2 (as the broker's own flags do). */
 export class UsageError extends CliError {}
 
+/** The API's answer for one partition of a bulk request (elect leaders, reassignments). */
+export interface PartitionOutcome {
+  topic: string;
+  partition: number;
+  error_code: number;
+  error: string | null;
+  message: string | null;
+}
+
 export interface ClientOptions {
   /** Base URLs, tried in order; the first that answers is kept. */
   servers: string[];

@@ -2,7 +2,7 @@
 // kafka-reassign-partitions workflow and file formats over the HTTP API (/reassignments), and the
 // decommission helper `broker cluster remove-node --move-replicas` uses.
 import { readFileSync } from "node:fs";
-import type { ApiClient } from "./client.ts";
+import type { ApiClient, PartitionOutcome } from "./client.ts";
 import { CliError, UsageError } from "./client.ts";
 import { type Command, intFlag, type RunContext } from "./command.ts";
 import { json, out, table } from "./format.ts";
@@ -15,13 +15,7 @@ export interface PlanEntry {
 
 interface Results {
   accepted: number;
-  results: {
-    topic: string;
-    partition: number;
-    error_code: number;
-    error: string | null;
-    message: string | null;
-  }[];
+  results: PartitionOutcome[];
 }
 
 interface Progress {

@@ -1,5 +1,5 @@
 // broker topic create|list|describe|alter|delete|elect-leaders|repair
-import { ApiClient, enc, UsageError } from "./client.ts";
+import { ApiClient, enc, type PartitionOutcome, UsageError } from "./client.ts";
 import { type Command, intFlag, need, pairs } from "./command.ts";
 import { json, out, table } from "./format.ts";
 
@@ -75,13 +75,7 @@ function printTopic(t: TopicDesc): void {
 
 interface ElectionResults {
   elected: number;
-  results: {
-    topic: string;
-    partition: number;
-    error_code: number;
-    error: string | null;
-    message: string | null;
-  }[];
+  results: PartitionOutcome[];
 }
 
 export const topicCommands: Command[] = [
