@@ -121,6 +121,13 @@ export interface GaugeFamily {
   samples: { labels: Labels; value: number }[];
 }
 
+/** A gauge family with no samples yet (filled in as a scrape collects them). */
+export const gaugeFamily = (name: string, help: string): GaugeFamily => ({
+  name,
+  help,
+  samples: [],
+});
+
 export class Metrics {
   readonly #counters: Counter[] = [];
   readonly #histograms: Histogram[] = [];

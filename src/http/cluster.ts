@@ -1,7 +1,7 @@
 // Cluster status, health, readiness and Prometheus metrics.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Broker } from "../broker.ts";
-import type { GaugeFamily } from "../core/metrics.ts";
+import { type GaugeFamily, gaugeFamily } from "../core/metrics.ts";
 import {
   type ElectionTarget,
   ElectionType,
@@ -87,53 +87,35 @@ function damagedPartitions(broker: Broker) {
 
 /** Gauges computed at scrape time from the log and group state. */
 function collectGauges(broker: Broker, remote: RemoteEnds): GaugeFamily[] {
-  const hw: GaugeFamily = {
-    name: "broker_partition_high_watermark",
-    help: "high watermark per partition held here (a follower's as it knows it)",
-    samples: [],
-  };
-  const end: GaugeFamily = {
-    name: "broker_partition_log_end_offset",
-    help: "log end offset per partition held here",
-    samples: [],
-  };
-  const start: GaugeFamily = {
-    name: "broker_partition_log_start_offset",
-    help: "log start offset per partition",
-    samples: [],
-  };
-  const size: GaugeFamily = {
-    name: "broker_partition_size_bytes",
-    help: "bytes on disk per partition",
-    samples: [],
-  };
-  const damaged: GaugeFamily = {
-    name: "broker_partition_damaged",
-    help: "1 when the partition's log here holds damaged records (quarantined: writes refused " +
+  const hw = gaugeFamily(
+    "broker_partition_high_watermark",
+    "high watermark per partition held here (a follower's as it knows it)",
+  );
+  const end = gaugeFamily(
+    "broker_partition_log_end_offset",
+    "log end offset per partition held here",
+  );
+  const start = gaugeFamily("broker_partition_log_start_offset", "log start offset per partition");
+  const size = gaugeFamily("broker_partition_size_bytes", "bytes on disk per partition");
+  const damaged = gaugeFamily(
+    "broker_partition_damaged",
+    "1 when the partition's log here holds damaged records (quarantined: writes refused " +
       "until repaired; or unreadable in place), else 0",
-    samples: [],
-  };
-  const quarantined: GaugeFamily = {
-    name: "broker_partition_quarantined_offsets",
-    help: "offsets of acknowledged records quarantined as damaged (kept out of use until repaired)",
-    samples: [],
-  };
-  const counts: GaugeFamily = {
-    name: "broker_topic_partitions",
-    help: "partition count per topic",
-    samples: [],
-  };
-  const lag: GaugeFamily = {
-    name: "broker_group_lag",
-    help: "records between a group's committed offset and the high watermark, per partition",
-    samples: [],
-  };
+  );
+  const quarantined = gaugeFamily(
+    "broker_partition_quarantined_offsets",
+    "offsets of acknowledged records quarantined as damaged (kept out of use until repaired)",
+  );
+  const counts = gaugeFamily("broker_topic_partitions", "partition count per topic");
+  const lag = gaugeFamily(
+    "broker_group_lag",
+    "records between a group's committed offset and the high watermark, per partition",
+  );
   // Not "_sum": promtool reserves that suffix for histograms and summaries.
-  const lagSum: GaugeFamily = {
-    name: "broker_group_total_lag",
-    help: "total lag of a group over the partitions it committed offsets for",
-    samples: [],
-  };
+  const lagSum = gaugeFamily(
+    "broker_group_total_lag",
+    "total lag of a group over the partitions it committed offsets for",
+  );
   for (const t of broker.meta.listTopics()) {
     counts.samples.push({ labels: { topic: t.name }, value: t.partitions.length });
   }
@@ -183,10 +165,8 @@ function collectGauges(broker: Broker, remote: RemoteEnds): GaugeFamily[] {
  */
 function replicationGauges(broker: Broker): GaugeFamily[] {
   const fam = (name: string, help: string, type: "gauge" | "counter" = "gauge"): GaugeFamily => ({
-    name,
-    help,
+    ...gaugeFamily(name, help),
     type,
-    samples: [],
   });
   const one = (f: GaugeFamily, value: number) => {
     f.samples.push({ labels: {}, value });

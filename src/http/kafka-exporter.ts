@@ -8,7 +8,7 @@
 // controller. kafka_exporter's *_sum series are not exported: a gauge ending in _sum breaks
 // `promtool check metrics`; `sum by (consumergroup, topic) (kafka_consumergroup_lag)` is the same.
 import type { Broker } from "../broker.ts";
-import type { GaugeFamily } from "../core/metrics.ts";
+import { type GaugeFamily, gaugeFamily as family } from "../core/metrics.ts";
 import type { PartitionStats } from "../cluster/node.ts";
 import { groupOffsets } from "./groups.ts";
 import { remotePartitionStats } from "./render.ts";
@@ -49,8 +49,6 @@ export class RemoteEnds {
     });
   }
 }
-
-const family = (name: string, help: string): GaugeFamily => ({ name, help, samples: [] });
 
 export function exporterFamilies(broker: Broker, remote: RemoteEnds): GaugeFamily[] {
   const brokers = family("kafka_brokers", "Number of Brokers in the Kafka Cluster.");
