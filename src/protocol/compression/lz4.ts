@@ -5,6 +5,7 @@
  */
 import { CompressionError, type CompressionErrorCode } from "./errors.ts";
 import { OutputBuffer } from "./output-buffer.ts";
+import { le32, skippableFrameEnd } from "./skippable-frame.ts";
 import { xxh32 } from "./xxhash32.ts";
 
 const CODEC = "lz4";
@@ -14,10 +15,6 @@ const BLOCK_SIZES = [0, 0, 0, 0, 1 << 16, 1 << 18, 1 << 20, 1 << 22];
 
 function fail(code: CompressionErrorCode, msg: string): never {
   throw new CompressionError(code, CODEC, msg);
-}
-
-function u32(a: Uint8Array, p: number): number {
-  return (a[p] | (a[p + 1] << 8) | (a[p + 2] << 16) | (a[p + 3] << 24)) >>> 0;
 }
 
 /**
@@ -106,15 +103,12 @@ export function lz4Decompress(
   let frames = 0;
   while (p < data.length) {
     if (p + 4 > data.length) fail("TRUNCATED", "truncated frame magic");
-    const magic = u32(data, p);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      // Skippable frame: magic, u32 size, payload.
-      if (p + 8 > data.length) fail("TRUNCATED", "truncated skippable frame");
-      const size = u32(data, p + 4);
-      if (p + 8 + size > data.length) fail("TRUNCATED", "truncated skippable frame");
-      p += 8 + size;
+    const skipped = skippableFrameEnd(data, p, CODEC);
+    if (skipped >= 0) {
+      p = skipped;
       continue;
     }
+    const magic = le32(data, p);
     if (magic !== FRAME_MAGIC) {
       fail("BAD_MAGIC", `bad frame magic 0x${magic.toString(16)} at byte ${p}`);
     }
@@ -155,8 +149,8 @@ function decodeFrame(
   }
   let contentSize = -1;
   if (hasContentSize) {
-    const lo = u32(data, p + 2);
-    const hi = u32(data, p + 6);
+    const lo = le32(data, p + 2);
+    const hi = le32(data, p + 6);
     contentSize = hi * 2 ** 32 + lo;
     if (contentSize > out.limit - out.pos) {
       fail("OUTPUT_LIMIT", `declared content size ${contentSize} exceeds limit`);
@@ -169,14 +163,14 @@ function decodeFrame(
   const frameOut = out.pos;
   for (;;) {
     if (p + 4 > data.length) fail("TRUNCATED", "truncated block size");
-    const word = u32(data, p);
+    const word = le32(data, p);
     p += 4;
     if (word === 0) break; // EndMark
     const raw = (word & 0x80000000) !== 0;
     const size = word & 0x7fffffff;
     if (size > blockMax) fail("CORRUPT", `block of ${size} bytes exceeds max ${blockMax}`);
     if (p + size + (blockChecksum ? 4 : 0) > data.length) fail("TRUNCATED", "truncated block");
-    if (blockChecksum && xxh32(data, p, p + size) !== u32(data, p + size)) {
+    if (blockChecksum && xxh32(data, p, p + size) !== le32(data, p + size)) {
       fail("BAD_CHECKSUM", "block checksum mismatch");
     }
     if (raw) {
@@ -201,7 +195,7 @@ function decodeFrame(
   }
   if (contentChecksum) {
     if (p + 4 > data.length) fail("TRUNCATED", "truncated content checksum");
-    if (xxh32(out.buf, frameOut, out.pos) !== u32(data, p)) {
+    if (xxh32(out.buf, frameOut, out.pos) !== le32(data, p)) {
       fail("BAD_CHECKSUM", "content checksum mismatch");
     }
     p += 4;

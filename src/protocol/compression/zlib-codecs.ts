@@ -6,6 +6,7 @@
  */
 import * as zlib from "node:zlib";
 import { CompressionError, type CompressionErrorCode } from "./errors.ts";
+import { le32, skippableFrameEnd } from "./skippable-frame.ts";
 
 interface ZlibError {
   code?: string;
@@ -94,10 +95,6 @@ function zfail(code: CompressionErrorCode, msg: string): never {
   throw new CompressionError(code, "zstd", msg);
 }
 
-function le32(a: Uint8Array, p: number): number {
-  return (a[p] | (a[p + 1] << 8) | (a[p + 2] << 16) | (a[p + 3] << 24)) >>> 0;
-}
-
 /**
  * Checks that `data` is a complete sequence of zstd (and skippable) frames with sane sizes.
  * Block contents are left to libzstd. Returns the summed declared content size (or -1 if
@@ -110,14 +107,12 @@ export function validateZstdFrames(data: Uint8Array, maxOutputBytes: number): nu
   let frames = 0;
   while (p < data.length) {
     if (p + 4 > data.length) zfail("TRUNCATED", "truncated frame magic");
-    const magic = le32(data, p);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (p + 8 > data.length) zfail("TRUNCATED", "truncated skippable frame");
-      const size = le32(data, p + 4);
-      if (p + 8 + size > data.length) zfail("TRUNCATED", "truncated skippable frame");
-      p += 8 + size;
+    const skipped = skippableFrameEnd(data, p, "zstd");
+    if (skipped >= 0) {
+      p = skipped;
       continue;
     }
+    const magic = le32(data, p);
     if (magic !== ZSTD_MAGIC) zfail("BAD_MAGIC", `bad frame magic 0x${magic.toString(16)}`);
     p += 4;
     if (p >= data.length) zfail("TRUNCATED", "truncated frame header");

@@ -285,4 +285,23 @@ describe("hostile input", () => {
     both.set(z, skip.length);
     expect(decompress(Codec.Zstd, both).length).toBe(sample.length);
   });
+
+  test("skippable frames: passed over in lz4 and zstd alike, refused when cut short", () => {
+    for (const codec of [Codec.Lz4, Codec.Zstd]) {
+      const z = compress(codec, sample);
+      // Any of the 16 skippable magics, a 3-byte payload, then a real frame.
+      const skip = bytes(0x5f, 0x2a, 0x4d, 0x18, le32(3), 7, 8, 9);
+      const both = new Uint8Array(skip.length + z.length);
+      both.set(skip);
+      both.set(z, skip.length);
+      expect(decompress(codec, both)).toEqual(sample);
+      // After a real frame, cut inside its size, and inside its payload.
+      for (const cut of [skip.subarray(0, 6), skip.subarray(0, 10)]) {
+        const tail = new Uint8Array(z.length + cut.length);
+        tail.set(z);
+        tail.set(cut, z.length);
+        expect(errorCode(() => decompress(codec, tail))).toBe("TRUNCATED");
+      }
+    }
+  });
 });
