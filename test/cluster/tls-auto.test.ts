@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { ClusterKey } from "../../src/cluster/auth.ts";
 import { ClusterTls } from "../../src/cluster/tls.ts";
@@ -16,12 +16,12 @@ import {
   clusterRequest,
   FrameDecoder,
   FrameKind,
-  jsonFrame,
   ServerHandshake,
   TlsMismatchError,
 } from "../../src/cluster/transport.ts";
 import { type RunningBroker, tempDir, TEST_JOIN_TOKEN } from "../helpers/broker-process.ts";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.ts";
+import { plainHelloAnswer } from "../helpers/cluster-probe.ts";
 import { api } from "../helpers/http.ts";
 import { BrokerSet, voterArgs, waitFor } from "../helpers/processes.ts";
 
@@ -85,27 +85,6 @@ async function formsAndReplicates(pair: RunningBroker[], topic: string): Promise
       return q.json?.records?.length >= 1 ? true : undefined;
     });
   }
-}
-
-/** The bytes a plain-text cluster hello gets back from `addr` before the connection closes. */
-function plainHelloAnswer(addr: string): Promise<Buffer> {
-  const { host, port } = split(addr);
-  return new Promise((resolve) => {
-    const s = createConnection({ host, port });
-    const got: Buffer[] = [];
-    s.on("connect", () =>
-      s.write(jsonFrame(FrameKind.hello, {
-        nonce: "A".repeat(32),
-        clusterId: null,
-        nodeId: null,
-        addr: null,
-        session: "request",
-      })));
-    s.on("data", (d: Buffer) => got.push(d));
-    s.on("error", () => {});
-    s.on("close", () => resolve(Buffer.concat(got)));
-    setTimeout(() => s.destroy(), 8000);
-  });
 }
 
 describe("the handshake is bound to the TLS session", () => {

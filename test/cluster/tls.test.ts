@@ -5,12 +5,12 @@
 // is read, even holding the join token (metadata compared before and after).
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { createConnection } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { ClusterTls } from "../../src/cluster/tls.ts";
 import { clusterRequest, FrameKind, jsonFrame } from "../../src/cluster/transport.ts";
 import { type RunningBroker, tempDir, TEST_JOIN_TOKEN } from "../helpers/broker-process.ts";
 import { clusterTlsArgs, makeTestCerts, type TestCerts } from "../helpers/certs.ts";
+import { plainHelloAnswer } from "../helpers/cluster-probe.ts";
 import { BrokerSet, voterArgs, waitFor } from "../helpers/processes.ts";
 import { api } from "../helpers/http.ts";
 
@@ -153,22 +153,7 @@ describe("a cluster whose port speaks mutual TLS", () => {
     }
     // A plain hello gets no challenge back (nothing of the cluster handshake), only a close.
     const [host, port] = target.clusterAddr.split(":");
-    const plainBytes = await new Promise<string>((resolve) => {
-      const s = createConnection({ host, port: Number(port) });
-      let got = "";
-      s.on("connect", () =>
-        s.write(jsonFrame(FrameKind.hello, {
-          nonce: "A".repeat(32),
-          clusterId: null,
-          nodeId: null,
-          addr: null,
-          session: "request",
-        })));
-      s.on("data", (d) => (got += d.toString("latin1")));
-      s.on("error", () => {});
-      s.on("close", () => resolve(got));
-      setTimeout(() => s.destroy(), 8000);
-    });
+    const plainBytes = (await plainHelloAnswer(target.clusterAddr)).toString("latin1");
     expect(plainBytes).not.toContain("nonce");
     // A TLS client without a certificate: the handshake fails, nothing is served.
     const noCert = await new Promise<string>((resolve) => {
