@@ -1,7 +1,9 @@
 // Broker sessions with the controller, as a pure core: heartbeats keep a session, silence ends
 // it, a hint (the broker's connection to the controller closed, gossip suspects it) shortens the
-// wait but never ends a session by itself. A new controller gives every broker a fresh session,
-// with a shorter first deadline: a live broker finds the new controller within a few heartbeats.
+// wait but never ends a session by itself. A new controller gives every broker a fresh session
+// that outlasts any lease the old controller can still have confirmed (a broker seen to be gone
+// is the exception: nothing of it can still answer).
+import { DEFAULT_OPTIONS as RAFT_DEFAULTS } from "../cluster/raft/types.ts";
 
 export interface SessionOptions {
   /** broker.session.timeout.ms: silence that ends a session. */
@@ -10,6 +12,14 @@ export interface SessionOptions {
   heartbeatMs: number;
   /** After a hint, a broker silent this long (from the hint) is ended. */
   hintGraceMs: number;
+  /**
+   * The metadata quorum's base election timeout (Raft `electionMs`). A controller cut off from
+   * the quorum keeps answering heartbeats until its CheckQuorum round notices, up to two election
+   * timeouts after the cut, while the voters elect a successor no sooner than one election
+   * timeout after it: the successor must wait a session timeout plus one election timeout before
+   * it may fence a broker whose lease the old controller can still have confirmed.
+   */
+  electionMs: number;
 }
 
 export const DEFAULT_SESSIONS: SessionOptions = {
@@ -18,6 +28,7 @@ export const DEFAULT_SESSIONS: SessionOptions = {
   // Every connection of the broker closed: its process is gone (a live one keeps its Raft
   // connection), so a short grace only covers a quick reconnect.
   hintGraceMs: 300,
+  electionMs: RAFT_DEFAULTS.electionMs,
 };
 
 interface Session {
@@ -35,10 +46,13 @@ export class SessionTracker {
   constructor(readonly o: SessionOptions = DEFAULT_SESSIONS) {}
 
   /**
-   * This broker became controller: every known broker gets a (short) fresh session. One this
-   * broker saw go (a hint within the session timeout) and `gone` still says is gone (no
-   * connection from it now) keeps the hint's deadline: a controller elected because the old
-   * one died fences it at once instead of waiting out the first deadline.
+   * This broker became controller: every known broker gets a fresh session, long enough that a
+   * lease the previous controller confirmed has run out before it ends (a live broker heartbeats
+   * the new controller within a few heartbeats, so only a silent one waits it out; ending it
+   * sooner let a broker cut off from the new controller serve stale reads and `acks=1` writes as
+   * the old leader while its replacement already led). One this broker saw go (a hint within the
+   * session timeout) and `gone` still says is gone (no connection from it now) keeps the hint's
+   * deadline: a controller elected because the old one died fences it at once.
    */
   start(
     brokers: Iterable<number>,
@@ -46,7 +60,7 @@ export class SessionTracker {
     gone: (id: number) => boolean = () => false,
   ): void {
     this.#s.clear();
-    const first = Math.min(this.o.sessionTimeoutMs, Math.max(750, 3 * this.o.heartbeatMs));
+    const first = this.o.sessionTimeoutMs + this.o.electionMs;
     for (const id of brokers) {
       const hinted = this.#hintedAt.get(id);
       const early = hinted !== undefined && nowMs - hinted < this.o.sessionTimeoutMs && gone(id)

@@ -3,16 +3,18 @@
 import { describe, expect, test } from "bun:test";
 import { SessionTracker } from "../../src/replication/sessions.ts";
 
-const O = { sessionTimeoutMs: 3000, heartbeatMs: 250, hintGraceMs: 750 };
+const O = { sessionTimeoutMs: 3000, heartbeatMs: 250, hintGraceMs: 750, electionMs: 1000 };
 
 describe("SessionTracker", () => {
-  test("a started session is not alive before a heartbeat, and expires after a short first deadline", () => {
+  test("a started session is not alive before a heartbeat, and outlasts any lease the old controller confirmed", () => {
     const s = new SessionTracker(O);
-    s.start([1, 2], 0);
-    expect(s.alive(1, 0)).toBe(false);
-    // min(sessionTimeout, max(750, 3 * heartbeat)) = 750
-    expect(s.expire(750)).toEqual([]);
-    expect(s.expire(751).sort()).toEqual([1, 2]);
+    // Cut at 0: the old controller answers heartbeats until its CheckQuorum round (up to 2 x
+    // election = 2000), a broker's lease from then lasts a session timeout (to 5000); the voters
+    // elect this controller no sooner than one election timeout after the cut (1000).
+    s.start([1, 2], 1000);
+    expect(s.alive(1, 1000)).toBe(false);
+    expect(s.expire(5000)).toEqual([]);
+    expect(s.expire(5001).sort()).toEqual([1, 2]);
   });
 
   test("a heartbeat keeps the session for sessionTimeoutMs; silence ends it, reported once", () => {
@@ -63,14 +65,14 @@ describe("SessionTracker", () => {
     s.start([1, 2, 3], 1600, (id) => id !== 2); // 2 has reconnected
     expect(s.expire(1750)).toEqual([]);
     expect(s.expire(1751)).toEqual([1]); // 1000 + grace 750
-    expect(s.expire(2350)).toEqual([]); // first deadline 1600 + 750
-    expect(s.expire(2351).sort()).toEqual([2, 3]);
+    expect(s.expire(5600)).toEqual([]); // first deadline 1600 + 3000 + 1000
+    expect(s.expire(5601).sort()).toEqual([2, 3]);
     // Without a gone test, hints do not shorten a fresh session.
     const t = new SessionTracker(O);
     t.hint(1, 0);
     t.start([1], 100);
-    expect(t.expire(850)).toEqual([]);
-    expect(t.expire(851)).toEqual([1]);
+    expect(t.expire(4100)).toEqual([]);
+    expect(t.expire(4101)).toEqual([1]);
   });
 
   test("end removes a session at once", () => {

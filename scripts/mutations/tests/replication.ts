@@ -143,6 +143,17 @@ export const REPLICATION_TESTS: readonly Mutation[] = [
       "again after its deadline passed is never fenced.",
   },
   {
+    id: "sessions-new-controller-short-deadline",
+    file: "src/replication/sessions.ts",
+    find: "const first = this.o.sessionTimeoutMs + this.o.electionMs;",
+    replace:
+      "const first = Math.min(this.o.sessionTimeoutMs, Math.max(750, 3 * this.o.heartbeatMs));",
+    tests: ["test/replication/sessions.test.ts"],
+    why: "A new controller fences a silent broker after 750 ms, while a lease the old " +
+      "controller confirmed still holds: cut off, the broker serves stale reads and acks=1 " +
+      "writes as the old leader next to its replacement.",
+  },
+  {
     id: "reassign-completes-after-one-copy",
     file: REASSIGN,
     find: "if (!naive && !addingReplicas(ra).every((id) => p.isr.includes(id))) return undefined;",

@@ -25,8 +25,6 @@ export const CONSUMER = 13;
 export const GROUP = 14;
 export const MIN_INSYNC = 2;
 export const LAG_TIME_MAX_MS = 600;
-/** Production: 3000 / 250 / 300; scaled down with everything else. */
-export const SESSIONS = { sessionTimeoutMs: 1000, heartbeatMs: 100, hintGraceMs: 300 };
 export const TICK_MS = 25;
 export const CTL_TICK_MS = 50;
 export const FETCH_TIMEOUT_MS = 500;
@@ -47,6 +45,13 @@ export const RAFT_OPTIONS: Omit<RaftOptions, "id"> = {
   maxInflight: 4,
   snapshotThreshold: 16,
   catchUpMargin: 8,
+};
+/** Production: 3000 / 250 / 300 and Raft's election timeout; scaled down with everything else. */
+export const SESSIONS = {
+  sessionTimeoutMs: 1000,
+  heartbeatMs: 100,
+  hintGraceMs: 300,
+  electionMs: RAFT_OPTIONS.electionMs,
 };
 
 export const TOPIC = "t";
