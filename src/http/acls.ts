@@ -17,7 +17,7 @@ import {
 } from "../acl/authorizer.ts";
 import { type HttpContext, on } from "./context.ts";
 import { HttpError } from "./errors.ts";
-import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
+import { commonErrors, err, jsonOk, valid, z } from "./schemas.ts";
 
 const AclView = z.object({
   resource_type: z.string().openapi({ example: "TOPIC" }),
@@ -54,11 +54,6 @@ const FilterQuery = z.object({
   host: z.string().min(1).max(255).optional(),
   operation: Name.optional(),
   permission: Name.optional(),
-});
-
-const err = (description: string) => ({
-  description,
-  content: { "application/json": { schema: ErrorSchema } },
 });
 
 export function aclView(b: AclBinding) {

@@ -13,15 +13,7 @@ import {
 import { errorName } from "../protocol/kafka/error-codes.ts";
 import { type HttpContext, on } from "./context.ts";
 import { badRequest, HttpError, topicNotFound } from "./errors.ts";
-import {
-  commonErrors,
-  damageView,
-  ErrorSchema,
-  jsonOk,
-  PartitionDamage,
-  valid,
-  z,
-} from "./schemas.ts";
+import { commonErrors, damageView, err, jsonOk, PartitionDamage, valid, z } from "./schemas.ts";
 import { groupOffsets } from "./groups.ts";
 import { exporterFamilies, RemoteEnds } from "./kafka-exporter.ts";
 
@@ -435,10 +427,7 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       responses: {
         200: jsonOk(ElectionResults),
         ...commonErrors,
-        503: {
-          description: "not ready, or no controller could be reached (kafka_error_code 41)",
-          content: { "application/json": { schema: ErrorSchema } },
-        },
+        503: err("not ready, or no controller could be reached (kafka_error_code 41)"),
       },
     }),
     async (c) => {
@@ -496,14 +485,8 @@ export function clusterRoutes(app: OpenAPIHono, { broker, metrics }: HttpContext
       responses: {
         200: jsonOk(RemovedMember),
         ...commonErrors,
-        409: {
-          description: "the broker is alive (not forced), or it is the leader itself",
-          content: { "application/json": { schema: ErrorSchema } },
-        },
-        503: {
-          description: "no metadata leader could be reached",
-          content: { "application/json": { schema: ErrorSchema } },
-        },
+        409: err("the broker is alive (not forced), or it is the leader itself"),
+        503: err("no metadata leader could be reached"),
       },
     }),
     async (c) => {

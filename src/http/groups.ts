@@ -16,7 +16,7 @@ import {
   partitionNotFound,
   topicNotFound,
 } from "./errors.ts";
-import { commonErrors, ErrorSchema, GroupParams, jsonOk, valid, z } from "./schemas.ts";
+import { commonErrors, err, GroupParams, jsonOk, valid, z } from "./schemas.ts";
 import { leaderUrl, remotePartitionStats } from "./render.ts";
 import { forwardedBy, forwardToCoordinator } from "./forward.ts";
 import type { From } from "./partition-access.ts";
@@ -190,11 +190,6 @@ const ResetBody = z.object({
   })).max(100_000).optional().openapi({ description: "with to=offsets" }),
   dry_run: z.boolean().optional(),
 }).strict().openapi("ResetOffsets");
-
-const err = (d: string) => ({
-  description: d,
-  content: { "application/json": { schema: ErrorSchema } },
-});
 
 export function groupRoutes(app: OpenAPIHono, { broker, access }: HttpContext) {
   // In a cluster a group lives on one broker (the leader of its __consumer_offsets partition):

@@ -16,7 +16,7 @@ import { type HttpContext, on } from "./context.ts";
 import { badRequest, kafkaError, topicNotFound } from "./errors.ts";
 import {
   commonErrors,
-  ErrorSchema,
+  err,
   Format,
   GroupParams,
   intQuery,
@@ -96,10 +96,6 @@ const CommitBody = MemberAuth.extend({
   cursor: z.string().max(4_000_000).optional().openapi({ description: "commit these positions" }),
 }).strict().openapi("Commit");
 
-const err = (d: string) => ({
-  description: d,
-  content: { "application/json": { schema: ErrorSchema } },
-});
 const memberErrors = {
   ...commonErrors,
   409: err("stale generation or rebalance in progress: join again with your member_id"),

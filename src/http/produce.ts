@@ -18,15 +18,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.ts";
 import { leaderUnknown, type PartitionAccess, PRODUCE_TIMEOUT_MS } from "./partition-access.ts";
 
 import { TopicRoutes } from "./topic-cache.ts";
-import {
-  commonErrors,
-  ErrorSchema,
-  jsonOk,
-  PartitionParams,
-  TopicParams,
-  valid,
-  z,
-} from "./schemas.ts";
+import { commonErrors, err, jsonOk, PartitionParams, TopicParams, valid, z } from "./schemas.ts";
 
 const enc = new TextEncoder();
 
@@ -345,15 +337,9 @@ const V2Response = z.object({
 
 const produceErrors = {
   ...commonErrors,
-  413: {
-    description: "over max.message.bytes or the request limit",
-    content: { "application/json": { schema: ErrorSchema } },
-  },
-  415: {
-    description: "unsupported content type",
-    content: { "application/json": { schema: ErrorSchema } },
-  },
-  507: { description: "disk full", content: { "application/json": { schema: ErrorSchema } } },
+  413: err("over max.message.bytes or the request limit"),
+  415: err("unsupported content type"),
+  507: err("disk full"),
 };
 
 export type Producer = ReturnType<typeof createProducer>;

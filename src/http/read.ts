@@ -6,7 +6,7 @@ import { type HttpContext, on } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import {
   commonErrors,
-  ErrorSchema,
+  err,
   Format,
   intQuery,
   jsonOk,
@@ -103,10 +103,7 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access 
           content: { "application/vnd.kafka.record-batch": { schema: z.string() } },
         },
         ...commonErrors,
-        416: {
-          description: "offset outside the log",
-          content: { "application/json": { schema: ErrorSchema } },
-        },
+        416: err("offset outside the log"),
       },
     }),
     async (c) => {
@@ -151,10 +148,7 @@ export function readRoutes(app: OpenAPIHono, { broker, metrics, closing, access 
       responses: {
         200: jsonOk(ReadResponse, "records and the next offset"),
         ...commonErrors,
-        416: {
-          description: "offset outside the log; gives log_start_offset and high_watermark",
-          content: { "application/json": { schema: ErrorSchema } },
-        },
+        416: err("offset outside the log; gives log_start_offset and high_watermark"),
       },
     }),
     async (c) => {

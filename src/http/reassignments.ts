@@ -11,7 +11,7 @@ import { MAX_THROTTLE } from "../replication/reassign-requests.ts";
 import type { ReassignResult } from "../replication/reassign-requests.ts";
 import { type HttpContext, on } from "./context.ts";
 import { badRequest } from "./errors.ts";
-import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
+import { commonErrors, err, jsonOk, valid, z } from "./schemas.ts";
 
 // A topic name in a query or a body (schemas.ts' TopicName is declared as the path parameter, and
 // OpenAPI refuses one parameter in two locations: /openapi.json and /docs answered 500).
@@ -112,10 +112,7 @@ const Assignment = z.object({
 });
 
 const noController = {
-  503: {
-    description: "not ready, or no controller could be reached (kafka_error_code 41)",
-    content: { "application/json": { schema: ErrorSchema } },
-  },
+  503: err("not ready, or no controller could be reached (kafka_error_code 41)"),
 };
 
 function resultsJson(results: readonly ReassignResult[]) {

@@ -5,7 +5,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { acceptLoss, lossRefusal, NothingToRepairError } from "../core/repair.ts";
 import { type HttpContext, on } from "./context.ts";
 import { HttpError, partitionNotFound, topicNotFound } from "./errors.ts";
-import { commonErrors, ErrorSchema, jsonOk, PartitionParams, valid, z } from "./schemas.ts";
+import { commonErrors, err, jsonOk, PartitionParams, valid, z } from "./schemas.ts";
 
 const RepairBody = z.object({
   accept_loss: z.literal(true).openapi({
@@ -27,11 +27,6 @@ const RepairAnswer = z.object({
   lost_to_offset: z.number().int().openapi({ description: "exclusive" }),
   applies: z.literal("at the next start of this broker"),
 }).openapi("RepairAnswer");
-
-const err = (description: string) => ({
-  description,
-  content: { "application/json": { schema: ErrorSchema } },
-});
 
 export function repairRoutes(app: OpenAPIHono, { broker }: HttpContext) {
   on(

@@ -12,7 +12,8 @@ export const ErrorSchema = z.object({
   kafka_error_code: z.number().int().optional(),
 }).passthrough().openapi("Error");
 
-const err = (description: string) => ({
+/** An error response of a route, as /openapi.json describes it. */
+export const err = (description: string) => ({
   description,
   content: { "application/json": { schema: ErrorSchema } },
 });

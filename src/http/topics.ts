@@ -10,7 +10,7 @@ import type { LogDamage } from "../storage/index.ts";
 import {
   commonErrors,
   damageView,
-  ErrorSchema,
+  err,
   jsonOk,
   PartitionDamage,
   TopicParams,
@@ -182,11 +182,6 @@ const AlterConfigs = z.union([
 ]).openapi({
   description:
     '{"retention.ms": "3600000", "segment.ms": null} (null resets) or {"set": {…}, "delete": […]}',
-});
-
-const err = (d: string) => ({
-  description: d,
-  content: { "application/json": { schema: ErrorSchema } },
 });
 
 export function topicRoutes(app: OpenAPIHono, ctx: HttpContext) {

@@ -7,7 +7,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { type HttpContext, on } from "./context.ts";
 import { HttpError, kafkaError, notFound } from "./errors.ts";
 import { ErrorCode } from "../protocol/kafka/error-codes.ts";
-import { commonErrors, ErrorSchema, jsonOk, valid, z } from "./schemas.ts";
+import { commonErrors, err, jsonOk, valid, z } from "./schemas.ts";
 import {
   isUserMechanism,
   MAX_SCRAM_ITERATIONS,
@@ -23,11 +23,6 @@ import {
   saltedPasswordAsync,
   type ScramCredential,
 } from "../kafka/sasl/scram.ts";
-
-const err = (description: string) => ({
-  description,
-  content: { "application/json": { schema: ErrorSchema } },
-});
 
 const Mechanism = z.enum(USER_MECHANISMS);
 const Iterations = z.number().int().min(MIN_SCRAM_ITERATIONS).max(MAX_SCRAM_ITERATIONS);
