@@ -16,6 +16,8 @@ import {
   clusterRequest,
   FrameDecoder,
   FrameKind,
+  jsonFrame,
+  parseJson,
   ServerHandshake,
   TlsMismatchError,
 } from "../../src/cluster/transport.ts";
@@ -115,6 +117,28 @@ describe("the handshake is bound to the TLS session", () => {
       expect(r.client).toBeUndefined();
       expect(r.close).toContain("wrong proof");
     }
+  });
+  test("the client refuses a welcome proven over another session", () => {
+    const c = new ClientHandshake({
+      key,
+      clusterId: null,
+      nodeId: null,
+      addr: null,
+      session: "request",
+    }, () => "session-a");
+    const frame = (bytes: Uint8Array) => new FrameDecoder().push(bytes)[0];
+    const nc = (parseJson(frame(c.hello()).payload) as { nonce: string }).nonce;
+    const ns = "B".repeat(32);
+    c.step(FrameKind.challenge, frame(jsonFrame(FrameKind.challenge, { nonce: ns })).payload);
+    const welcome = (channel: string) =>
+      frame(jsonFrame(FrameKind.welcome, {
+        clusterId: "c1",
+        nodeId: 0,
+        proof: key.proof("server", [nc, ns, "c1", 0, null, channel]),
+      })).payload;
+    expect(() => c.step(FrameKind.welcome, welcome("session-b"))).toThrow(AuthError);
+    // The same welcome over the client's own session passes: what failed was the binding.
+    expect(c.step(FrameKind.welcome, welcome("session-a")).server?.nodeId).toBe(0);
   });
 });
 
