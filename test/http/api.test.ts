@@ -128,6 +128,11 @@ describe("produce and read", () => {
     ]);
     const byTime = await api(b.httpUrl, "GET", `/topics/r/partitions/0/records?timestamp=${t0}`);
     expect(byTime.json.records.map((r: { value: string }) => r.value)).toEqual(["a", "b", "c"]);
+    // A time after every record starts at the high watermark: nothing yet.
+    const after = `/topics/r/partitions/0/records?timestamp=${t0 + 60_000}`;
+    const none = await api(b.httpUrl, "GET", after);
+    expect(none.json.records).toHaveLength(0);
+    expect(none.json.next_offset).toBe(4);
     const lim = await api(b.httpUrl, "GET", "/topics/r/partitions/0/records?limit=2");
     expect(lim.json.records).toHaveLength(2);
     expect(lim.json.next_offset).toBe(2);
