@@ -112,9 +112,10 @@ export const SECURITY: readonly Mutation[] = [
   {
     id: "acl-fetch-needs-describe",
     file: RULES,
-    find: 'replica(b) ? cluster(Op.CLUSTER_ACTION)() : topics(Op.READ, list(b.topics), "topic"),',
+    find:
+      "replica(b) ? cluster(Op.CLUSTER_ACTION) : topics(Op.READ, b.topics?.map((t) => t.topic)),",
     replace:
-      'replica(b) ? cluster(Op.CLUSTER_ACTION)() : topics(Op.DESCRIBE, list(b.topics), "topic"),',
+      "replica(b) ? cluster(Op.CLUSTER_ACTION) : topics(Op.DESCRIBE, b.topics?.map((t) => t.topic)),",
     tests: RULES_TESTS,
     why: "Fetch asks for DESCRIBE instead of READ: a producer (WRITE implies DESCRIBE) may " +
       "consume every topic it writes to.",
@@ -122,8 +123,9 @@ export const SECURITY: readonly Mutation[] = [
   {
     id: "acl-replica-fetch-unchecked",
     file: RULES,
-    find: 'replica(b) ? cluster(Op.CLUSTER_ACTION)() : topics(Op.READ, list(b.topics), "topic"),',
-    replace: 'replica(b) ? [] : topics(Op.READ, list(b.topics), "topic"),',
+    find:
+      "replica(b) ? cluster(Op.CLUSTER_ACTION) : topics(Op.READ, b.topics?.map((t) => t.topic)),",
+    replace: "replica(b) ? [] : topics(Op.READ, b.topics?.map((t) => t.topic)),",
     tests: RULES_TESTS,
     why: "A Fetch that says it comes from a replica (replicaId >= 0) needs no permission: any " +
       "client claiming a broker id reads every topic.",
@@ -131,8 +133,8 @@ export const SECURITY: readonly Mutation[] = [
   {
     id: "acl-offset-commit-no-topic-read",
     file: RULES,
-    find: "needs: (b) => [...group(Op.READ)(b), ...topics(Op.READ, list(b.topics))],",
-    replace: "needs: (b) => [...group(Op.READ)(b)],",
+    find: "    ...topics(Op.READ, names(b.topics)),\n",
+    replace: "",
     tests: RULES_TESTS,
     why: "OffsetCommit checks only the group: a member may commit offsets for topics it may not " +
       "read, moving other consumers of the group past records.",
