@@ -220,9 +220,9 @@ export const REPLICATION: Mutation[] = [
   {
     id: "repl-fetch-reports-log-end",
     campaign: "replication",
-    file: "src/replication/replica-manager.ts",
-    find: "durableEnd: r.log.durableEndOffset(),",
-    replace: "durableEnd: r.log.logEndOffset(),",
+    file: "src/replication/fetcher.ts",
+    find: "lastFetchedEpoch: r.log.latestEpoch(),\n          durableEnd: r.log.durableEndOffset(),",
+    replace: "lastFetchedEpoch: r.log.latestEpoch(),\n          durableEnd: r.log.logEndOffset(),",
     why: "The follower's fetcher reports its log end as its durable end: the leader counts " +
       "unsynced bytes for the HW.",
     expect: "survives",

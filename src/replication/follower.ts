@@ -136,3 +136,47 @@ export function followerActions(
   out.push({ kind: "highWatermark", offset: r.highWatermark });
   return out;
 }
+
+/** Answers smaller than this are not a bulk copy: the follower asks again once it appended. */
+export const AHEAD_MIN_BYTES = 1 << 20;
+
+/**
+ * A follower far behind (a reassignment's new replica, a follower back from a restart) may send
+ * its next fetch before it appends this answer, so the leader's read and send of the next records
+ * overlap the append here. Only for a plain answer of at least AHEAD_MIN_BYTES that leaves more
+ * to copy: that early fetch then never reports the follower caught up nor waits at the leader,
+ * and its synced end stays true (it reports what is durable when it is sent). Returns where the
+ * next fetch starts and the epoch of the last batch (the log's state once the append is done,
+ * which the caller checks before using the early answer), or undefined: fetch after appending.
+ */
+export function fetchAhead(
+  fetchOffset: number,
+  r: ReplicaFetchResult,
+  records: Uint8Array,
+): { fetchOffset: number; lastFetchedEpoch: number } | undefined {
+  if (
+    r.errorCode !== 0 || r.diverging !== undefined || r.logStartOffset > fetchOffset ||
+    records.length < AHEAD_MIN_BYTES || r.bytes !== records.length
+  ) return undefined;
+  const v = new DataView(records.buffer, records.byteOffset, records.byteLength);
+  let next = fetchOffset;
+  let epoch = -1;
+  // Walk the batch headers (a few hundred per MiB at most): any doubt, and the answer is just
+  // appended first, as every answer used to be.
+  for (let p = 0; p < records.length;) {
+    if (p + BATCH_HEADER_BYTES > records.length || v.getInt8(p + 16) !== 2) return undefined;
+    const size = 12 + v.getInt32(p + 8);
+    const base = v.getInt32(p) * 4294967296 + v.getUint32(p + 4);
+    const last = base + v.getInt32(p + 23);
+    if (size < BATCH_HEADER_BYTES || p + size > records.length || base < next || last < base) {
+      return undefined;
+    }
+    next = last + 1;
+    epoch = v.getInt32(p + 12);
+    p += size;
+  }
+  return next < r.logEndOffset ? { fetchOffset: next, lastFetchedEpoch: epoch } : undefined;
+}
+
+/** A v2 record batch's header: base offset .. records count. */
+const BATCH_HEADER_BYTES = 61;

@@ -5,7 +5,6 @@
 import { open, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClusterService } from "../cluster/node.ts";
-import type { PeerLink } from "../cluster/peer-link.ts";
 import type { CallAnswer } from "../cluster/transport.ts";
 import type { PartitionManager, ReplicationHooks } from "../core/partition-manager.ts";
 import type { Logger } from "../log.ts";
@@ -17,12 +16,21 @@ import {
 } from "./follower.ts";
 import type { IsrProposal } from "./leader.ts";
 import type { Replica } from "./replica.ts";
+import { FETCH_WAIT_MS, Fetcher } from "./fetcher.ts";
 import { Throttle } from "./throttle.ts";
 
-/** A follower's fetch waits at most this long at the leader when there is nothing new. */
-const FETCH_WAIT_MS = 500;
+export { Fetcher };
+
 const PARTITION_MAX_BYTES = 1 << 20;
 const RESPONSE_MAX_BYTES = 8 << 20;
+/**
+ * A partition far behind gets what its response has left up to this size (its own 1 MiB share
+ * aside): the leader's event loop is held for the read and CRC check of every byte of a response,
+ * and its producers wait meanwhile; and an 8 MiB answer was more than the socket took at once, so
+ * the runtime copied the rest into a buffer of its own (a third of the leader's CPU for a move).
+ * With the next fetch sent before this one is appended (fetchAhead) the round trips overlap.
+ */
+const BULK_RESPONSE_BYTES = 4 << 20;
 const MAX_PARTITIONS_PER_FETCH = 100_000;
 const TICK_MS = 200;
 /** Where each partition's high watermark is checkpointed (Kafka's replication-offset-checkpoint). */
@@ -382,11 +390,12 @@ export class ReplicaManager implements ReplicationHooks {
         }
         // What the partitions near their end left of the response goes to those far behind (a
         // new replica copying a whole log, a follower back from a restart): one round trip then
-        // carries up to RESPONSE_MAX_BYTES of it instead of 1 MiB, while every partition still
+        // carries up to BULK_RESPONSE_BYTES of it instead of 1 MiB, while every partition still
         // got its own 1 MiB first.
+        let bulk = BULK_RESPONSE_BYTES - (RESPONSE_MAX_BYTES - budget);
         for (const { i, next } of more) {
-          if (budget <= 0) break;
-          budget -= this.#serveMore(wanted[i], next, results[i], tails[i], budget);
+          if (bulk <= 0) break;
+          bulk -= this.#serveMore(wanted[i], next, results[i], tails[i], bulk);
         }
         const left = deadline - performance.now();
         if (any || left <= 0 || this.#stopped || ended) {
@@ -542,6 +551,11 @@ export class ReplicaManager implements ReplicationHooks {
     return ra.throttle > 0 ? ra.throttle : this.defaultReassignThrottle;
   }
 
+  /** Whether this broker's copy of `r` is throttled (a follower-side bucket paces it). */
+  throttledCopy(r: Replica): boolean {
+    return this.copyRate(r, this.cluster.nodeId) > 0;
+  }
+
   /** A follower copied `bytes` of `r`: ms its next fetch of it waits (follower-side throttle). */
   copied(r: Replica, bytes: number): number {
     const rate = this.copyRate(r, this.cluster.nodeId);
@@ -607,143 +621,5 @@ export class ReplicaManager implements ReplicationHooks {
       }
     }
     return appended;
-  }
-}
-
-/** One leader's partitions followed here: fetch, apply, sync, fetch again. */
-export class Fetcher {
-  #parts = new Set<Replica>();
-  #stopped = false;
-  #backoff = new Map<Replica, number>();
-  /** The replicas of the fetch in flight (null: none), and whether it was asked to end. */
-  #inFlight: ReadonlySet<Replica> | null = null;
-  #wakeSent = false;
-
-  constructor(readonly leader: number, readonly link: PeerLink, readonly mgr: ReplicaManager) {}
-
-  set(rs: Replica[]): void {
-    this.#parts = new Set(rs);
-    for (const r of rs) this.#newcomer(r);
-  }
-
-  add(r: Replica): void {
-    this.#parts.add(r);
-    this.#newcomer(r);
-  }
-
-  /**
-   * A replica to fetch that the fetch in flight does not carry (a leadership moved here): that
-   * fetch may be parked at the leader for up to FETCH_WAIT_MS, so ask the leader to end it.
-   * Without this a new leader's watermark waited out a poll before its followers reported in.
-   */
-  #newcomer(r: Replica): void {
-    if (this.#inFlight === null || this.#wakeSent || this.#inFlight.has(r)) return;
-    this.#wakeSent = true;
-    this.link.call("replicaWake", {}, 1000).catch(() => {});
-  }
-
-  delete(r: Replica): void {
-    this.#parts.delete(r);
-    this.#backoff.delete(r);
-  }
-
-  get size(): number {
-    return this.#parts.size;
-  }
-
-  start(): void {
-    void this.#run();
-  }
-
-  stop(): void {
-    this.#stopped = true;
-    this.link.close();
-  }
-
-  async #run(): Promise<void> {
-    while (!this.#stopped) {
-      const now = performance.now();
-      const parts = [...this.#parts].filter((r) =>
-        !r.isLeader && r.leader === this.leader && (this.#backoff.get(r) ?? 0) <= now
-      );
-      if (parts.length === 0) {
-        await Bun.sleep(50);
-        continue;
-      }
-      const req = parts.map((r): ReplicaFetchPartition => ({
-        topicId: r.topicId,
-        topic: r.topic,
-        partition: r.partition,
-        currentLeaderEpoch: r.leaderEpoch,
-        fetchOffset: r.log.logEndOffset(),
-        lastFetchedEpoch: r.log.latestEpoch(),
-        durableEnd: r.log.durableEndOffset(),
-        logStartOffset: r.log.logStartOffset(),
-      }));
-      let res;
-      this.#inFlight = new Set(parts);
-      this.#wakeSent = false;
-      try {
-        this.mgr.stats.fetchesSent++;
-        res = await this.link.call(
-          "replicaFetch",
-          this.mgr.leaving
-            ? { maxWaitMs: FETCH_WAIT_MS, partitions: req, leaving: true }
-            : { maxWaitMs: FETCH_WAIT_MS, partitions: req },
-          5000,
-        );
-      } catch (e) {
-        this.#inFlight = null;
-        if (this.#stopped) return;
-        this.mgr.log.debug("replica fetch failed", { leader: this.leader, error: String(e) });
-        await Bun.sleep(200);
-        continue;
-      }
-      this.#inFlight = null;
-      const results = (res.body as { results?: unknown } | null)?.results;
-      if (!Array.isArray(results) || results.length !== parts.length) {
-        await Bun.sleep(200);
-        continue;
-      }
-      let at = 0;
-      const synced: Promise<void>[] = [];
-      for (let i = 0; i < parts.length; i++) {
-        const r = parts[i];
-        const x = results[i] as ReplicaFetchResult;
-        const n = isInt(x?.bytes) && x.bytes >= 0 ? x.bytes : 0;
-        const records = res.tail.subarray(at, at + n);
-        at += n;
-        // The replica changed role or epoch while the fetch was out: the answer is stale.
-        if (r.isLeader || r.leader !== this.leader || r.leaderEpoch !== req[i].currentLeaderEpoch) {
-          continue;
-        }
-        if (x.errorCode !== 0) {
-          this.#backoff.set(r, performance.now() + 100);
-          continue;
-        }
-        try {
-          if (await this.mgr.applyFetched(r, x, records)) {
-            const wait = this.mgr.copied(r, records.length);
-            if (wait > 0) this.#backoff.set(r, performance.now() + wait);
-            // Report only synced bytes: sync before the next fetch says where we are. A replica
-            // with more to copy fetches on while its sync runs (a shared round: the next fetch
-            // reports whatever is durable by then): waiting added a sync to every round trip.
-            const sync = r.log.waitDurable(r.log.logEndOffset()).catch(() => {});
-            if (r.log.logEndOffset() >= x.logEndOffset) synced.push(sync);
-          }
-        } catch (e) {
-          this.mgr.log.warn("could not apply replicated data", {
-            topic: r.topic,
-            partition: r.partition,
-            error: e instanceof Error ? e.message : String(e),
-          });
-          this.#backoff.set(r, performance.now() + 500);
-        }
-      }
-      // Every append wrote the records before returning (appends are synchronous): the reply's
-      // buffer is free for the next one.
-      res.release?.();
-      if (synced.length > 0) await Promise.all(synced);
-    }
   }
 }

@@ -1,11 +1,12 @@
 // A replica far behind its leader (a reassignment's new replica copying a whole log, a follower
 // back from a restart) catches up in large steps: the leader gives it what the response has left
-// after every partition got its own share, and the follower fetches on while its last bytes sync,
-// waiting for the sync only once it has reached the leader's end (so what it reports as synced
-// stays true). Both halves, with a real log on the leader and fakes for the cluster.
+// after every partition got its own share (up to 4 MiB in all), and the follower fetches on while
+// its last bytes sync, waiting for the sync only once it has reached the leader's end (so what it
+// reports as synced stays true), and asks for its next records before appending these. Both
+// halves, with a real log on the leader and fakes for the cluster.
 import { expect, test } from "bun:test";
 import { MemoryLogStore } from "../../src/storage/memory-store.ts";
-import { Fetcher } from "../../src/replication/replica-manager.ts";
+import { Fetcher } from "../../src/replication/fetcher.ts";
 import { Replica } from "../../src/replication/replica.ts";
 import type { ReplicaFetchResult } from "../../src/replication/follower.ts";
 import { readI64 } from "../../src/protocol/record-batch.ts";
@@ -97,12 +98,17 @@ test("leader: a follower far behind gets the rest of the response, after every p
     const tail = concat(...a.tail);
     expect(tail.length).toBe(r0.bytes + r1.bytes);
     expect(baseOffsets(tail.subarray(0, r0.bytes))).toEqual([4]);
-    // Far more than the 1 MiB per partition, within the 8 MiB response, whole batches from
+    // More than the 1 MiB per partition, within the 4 MiB a response with a bulk copy may
+    // hold (the leader's event loop reads and checks all of it at once), whole batches from
     // offset 0 on without a gap (one record set, as the follower appends it).
     const offs = baseOffsets(tail.subarray(r0.bytes));
-    expect(r1.bytes).toBeGreaterThan(6 * 2 ** 20);
-    expect(r1.bytes + r0.bytes).toBeLessThanOrEqual(8 * 2 ** 20);
+    expect(r1.bytes).toBeGreaterThan(3 * 2 ** 20);
+    expect(r1.bytes + r0.bytes).toBeLessThanOrEqual(4 * 2 ** 20);
     expect(offs).toEqual(offs.map((_, i) => i * 4));
+    // Alone, it still gets no more than that.
+    const c = await serve(2, { maxWaitMs: 0, partitions: [ask(1, 64)] }, new Uint8Array());
+    expect(c.body.results[0].bytes).toBeGreaterThan(3 * 2 ** 20);
+    expect(c.body.results[0].bytes).toBeLessThanOrEqual(4 * 2 ** 20);
     // Near its end, the same follower gets what is left: the last 12 batches, whole.
     const b = await serve(2, { maxWaitMs: 0, partitions: [ask(1, 4 * 180)] }, new Uint8Array());
     const rest = concat(...b.tail);
@@ -210,4 +216,127 @@ test("follower: fetches on while behind without waiting for syncs; waits once at
   await Bun.sleep(5);
   f.stop();
   expect(fetched.at(10)).toBe(100);
+});
+
+/**
+ * A follower 8 MiB behind a fake leader that answers 2 MiB (32 batches of 4 records) a fetch,
+ * each batch in epoch 3. `appendOk(n)` says whether the n-th append (from 0) goes through.
+ */
+function pipelineSetup(appendOk: (n: number) => boolean = () => true) {
+  const leaderEnd = 512;
+  let end = 0;
+  let epoch = -1;
+  const events: string[] = [];
+  const r = {
+    isLeader: false,
+    leader: 1,
+    leaderEpoch: 3,
+    topicId: "tid",
+    topic: "t",
+    partition: 0,
+    log: {
+      logEndOffset: () => end,
+      latestEpoch: () => epoch,
+      durableEndOffset: () => end,
+      logStartOffset: () => 0,
+      waitDurable: () => Promise.resolve(),
+    },
+  } as unknown as Replica;
+  const answer = (from: number) => {
+    const parts: Uint8Array[] = [];
+    for (let o = from; o < Math.min(from + 128, leaderEnd); o += 4) {
+      const b = batch({ count: 4, valueSize: 16 * 1024 });
+      const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+      v.setUint32(4, o); // base offset (low half)
+      v.setInt32(12, 3); // leader epoch
+      parts.push(b);
+    }
+    const tail = concat(...parts);
+    const res = {
+      topicId: "tid",
+      partition: 0,
+      errorCode: 0,
+      highWatermark: leaderEnd,
+      logStartOffset: 0,
+      logEndOffset: leaderEnd,
+      bytes: tail.length,
+    };
+    return { body: { results: [res] }, tail };
+  };
+  const link = {
+    call(
+      _method: string,
+      body: { partitions: { fetchOffset: number; lastFetchedEpoch: number }[] },
+    ) {
+      const q = body.partitions[0];
+      events.push(`fetch ${q.fetchOffset}`);
+      if (q.fetchOffset >= leaderEnd) return Bun.sleep(10).then(() => answer(leaderEnd));
+      return Bun.sleep(1).then(() => answer(q.fetchOffset));
+    },
+    close() {},
+  };
+  let appends = 0;
+  const mgr = {
+    stats: { fetchesSent: 0 },
+    leaving: false,
+    log: silentLog,
+    throttledCopy: () => false,
+    applyFetched: (_r: Replica, res: ReplicaFetchResult, records: Uint8Array) => {
+      if (res.bytes === 0) return Promise.resolve(false);
+      const offs = baseOffsets(records);
+      if (!appendOk(appends++) || offs[0] !== end) {
+        events.push(`refused ${offs[0]}`);
+        return Promise.reject(new Error("refused"));
+      }
+      end = offs[offs.length - 1] + 4;
+      epoch = 3;
+      events.push(`append ${offs[0]}-${end}`);
+      return Promise.resolve(true);
+    },
+    copied: () => 0,
+  };
+  type Args = ConstructorParameters<typeof Fetcher>;
+  const f = new Fetcher(1, link as unknown as Args[1], mgr as unknown as Args[2]);
+  f.set([r]);
+  return { f, events, end: () => end };
+}
+
+test("follower: a bulk copy asks for its next records before appending these, never past the end", async () => {
+  const { f, events, end } = pipelineSetup();
+  f.start();
+  for (let i = 0; i < 100 && end() < 512; i++) await Bun.sleep(5);
+  f.stop();
+  expect(end()).toBe(512);
+  // Each fetch while behind goes out before the answer before it is appended; the answer that
+  // reaches the leader's end is appended before the next fetch (which then reports it synced).
+  expect(events.slice(0, 9)).toEqual([
+    "fetch 0",
+    "fetch 128",
+    "append 0-128",
+    "fetch 256",
+    "append 128-256",
+    "fetch 384",
+    "append 256-384",
+    "append 384-512",
+    "fetch 512",
+  ]);
+});
+
+test("follower: an early fetch whose append did not go through is dropped, and asked again", async () => {
+  // The second append is refused: the answer fetched early from 256 is not applied; the
+  // follower asks again from where its log really ends.
+  const { f, events, end } = pipelineSetup((n) => n !== 1);
+  f.start();
+  for (let i = 0; i < 200 && end() < 512; i++) await Bun.sleep(5);
+  f.stop();
+  expect(end()).toBe(512);
+  expect(events.slice(0, 6)).toEqual([
+    "fetch 0",
+    "fetch 128",
+    "append 0-128",
+    "fetch 256",
+    "refused 128",
+    "fetch 128",
+  ]);
+  expect(events).not.toContain("refused 256"); // the dropped answer was never applied
 });

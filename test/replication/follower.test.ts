@@ -3,12 +3,16 @@
 import { describe, expect, test } from "bun:test";
 import { Rng } from "../../src/cluster/sim/rng.ts";
 import {
+  AHEAD_MIN_BYTES,
+  fetchAhead,
   findDivergence,
   followerActions,
   type ReplicaFetchResult,
   truncationOffset,
 } from "../../src/replication/follower.ts";
 import { LeaderEpochCache } from "../../src/storage/epoch-cache.ts";
+import { writeI64 } from "../../src/protocol/record-batch.ts";
+import { batch, concat } from "../storage/helpers.ts";
 
 /** A log as the epoch of each offset; its cache as the real log builds it (assign per batch). */
 class Log {
@@ -199,5 +203,67 @@ describe("followerActions", () => {
       { kind: "deleteBefore", offset: 3 },
       { kind: "highWatermark", offset: 4 },
     ]);
+  });
+});
+
+describe("fetchAhead (a follower far behind asks for more before appending)", () => {
+  /** Batches of 4 records of 16 KiB from `base` on, in `epoch`: as a leader's answer holds them. */
+  function batches(base: number, n: number, epoch = 3): Uint8Array {
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < n; i++) {
+      const b = batch({ count: 4, valueSize: 16 * 1024 });
+      const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+      writeI64(v, 0, base + 4 * i);
+      v.setInt32(12, epoch);
+      out.push(b);
+    }
+    return concat(...out);
+  }
+  const answer = (records: Uint8Array, logEndOffset: number): ReplicaFetchResult => ({
+    topicId: "t",
+    partition: 0,
+    errorCode: 0,
+    highWatermark: logEndOffset,
+    logStartOffset: 0,
+    logEndOffset,
+    bytes: records.length,
+  });
+  const two = batches(100, 32); // 2 MiB: offsets 100..227
+
+  test("a bulk answer with more after it: the next fetch starts after its last batch", () => {
+    expect(two.length).toBeGreaterThanOrEqual(AHEAD_MIN_BYTES);
+    expect(fetchAhead(100, answer(two, 10_000), two)).toEqual({
+      fetchOffset: 228,
+      lastFetchedEpoch: 3,
+    });
+  });
+
+  test("nothing early when the answer reaches the leader's end, is small, or is not plain records", () => {
+    // At the end: append, sync, then report (the early fetch would report the follower caught up).
+    expect(fetchAhead(100, answer(two, 228), two)).toBeUndefined();
+    const small = batches(100, 8);
+    expect(fetchAhead(100, answer(small, 10_000), small)).toBeUndefined();
+    expect(fetchAhead(100, { ...answer(two, 10_000), errorCode: 74 }, two)).toBeUndefined();
+    expect(fetchAhead(100, { ...answer(two, 10_000), diverging: { epoch: 2, endOffset: 50 } }, two))
+      .toBeUndefined();
+    // The leader's log starts past the follower's end: the follower starts over there.
+    expect(fetchAhead(100, { ...answer(two, 10_000), logStartOffset: 150 }, two)).toBeUndefined();
+    expect(fetchAhead(100, { ...answer(two, 10_000), bytes: 5 }, two)).toBeUndefined();
+  });
+
+  test("any doubt about the batches: nothing early", () => {
+    // Cut inside the last batch, a bad magic byte, a batch before where the fetch asked.
+    expect(fetchAhead(100, answer(two, 10_000), two.subarray(0, two.length - 10)))
+      .toBeUndefined();
+    const bad = two.slice();
+    bad[16 * (two.length / 32) + 16] = 1; // the 17th batch's magic
+    expect(fetchAhead(100, answer(bad, 10_000), bad)).toBeUndefined();
+    expect(fetchAhead(101, answer(two, 10_000), two)).toBeUndefined();
+    // A gap between batches (a compacted log) is fine: the follower's end is the last batch's.
+    const gap = concat(batches(100, 16), batches(300, 16, 4));
+    expect(fetchAhead(100, answer(gap, 10_000), gap)).toEqual({
+      fetchOffset: 364,
+      lastFetchedEpoch: 4,
+    });
   });
 });
