@@ -6,6 +6,7 @@ import { statSync } from "node:fs";
 import { CliError, enc, UsageError } from "./client.ts";
 import { type Command, intFlag, need, pairs, type RunContext } from "./command.ts";
 import { json, out } from "./format.ts";
+import { LineBodies } from "./line-bodies.ts";
 import { Progress } from "./progress.ts";
 
 /** Bytes of input per request: large enough to amortise a round trip, small enough to stream. */
@@ -20,8 +21,6 @@ interface Body {
   records: number;
   bytes: number;
 }
-
-const NL = 10;
 
 /** Lines of `buf` (no trailing newline needed) as a JSON array of records. */
 export function jsonBody(
@@ -48,62 +47,6 @@ export function jsonBody(
     );
   }
   return { body: `[${parts.join(",")}]`, records: parts.length };
-}
-
-/** Newlines in b. */
-function newlines(b: Uint8Array): number {
-  let n = 0;
-  for (let p = b.indexOf(NL); p >= 0; p = b.indexOf(NL, p + 1)) n++;
-  return n;
-}
-
-/**
- * Where the body that starts at `start` ends (after a newline): about BODY_BYTES and at most
- * MAX_RECORDS lines; -1 when `buf` does not hold a whole body yet (a line longer than
- * BODY_BYTES makes a body of its own).
- */
-export function cutPoint(buf: Uint8Array, start: number): number {
-  let lines = 0;
-  let end = -1;
-  for (let p = buf.indexOf(NL, start); p >= 0; p = buf.indexOf(NL, p + 1)) {
-    if (p + 1 - start > BODY_BYTES && end > 0) return end;
-    end = p + 1;
-    if (++lines >= MAX_RECORDS || end - start >= BODY_BYTES) return end;
-  }
-  return -1;
-}
-
-/** Cuts stdin into bodies at line ends (the last line needs no newline). */
-export async function* bodies(input: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  let parts: Uint8Array[] = [];
-  let size = 0;
-  let lines = 0;
-  for await (const chunk of input) {
-    if (chunk.length === 0) continue;
-    parts.push(chunk);
-    size += chunk.length;
-    lines += newlines(chunk);
-    if (size < BODY_BYTES && lines < MAX_RECORDS) continue;
-    const all = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
-    let start = 0;
-    for (let end; (end = cutPoint(all, start)) > 0; start = end) yield all.subarray(start, end);
-    // Copied: the rest stays while the stream hands out new chunks.
-    const rest = all.slice(start);
-    parts = rest.length > 0 ? [rest] : [];
-    size = rest.length;
-    lines = newlines(rest);
-  }
-  if (size === 0) return;
-  const all = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
-  let start = 0;
-  for (let end; (end = cutPoint(all, start)) > 0; start = end) yield all.subarray(start, end);
-  if (start < all.length) yield all.subarray(start);
-}
-
-/** Records in a text body: its lines (the last one needs no newline). */
-function countLines(b: Uint8Array): number {
-  const n = newlines(b);
-  return b.length > 0 && b[b.length - 1] !== NL ? n + 1 : n;
 }
 
 function stdinSize(): number | undefined {
@@ -199,11 +142,14 @@ async function produceLines(
     sent += b.records;
     progress.add(b.records, b.bytes);
   };
-  for await (const raw of bodies(Bun.stdin.stream())) {
+  const input = new LineBodies(0, BODY_BYTES, MAX_RECORDS);
+  // Bounded by the input: each round sends a body of it.
+  for (let lb; (lb = await input.next()) !== undefined;) {
+    const raw = lb.bytes;
     let b: Body;
     if (plain) {
       // The broker splits text/plain bodies into lines itself (and drops a trailing \r).
-      b = { type: "text/plain", body: raw, records: countLines(raw), bytes: raw.length };
+      b = { type: "text/plain", body: raw, records: lb.lines, bytes: raw.length };
     } else {
       const text = decoder.decode(raw);
       const j = jsonBody(text.endsWith("\n") ? text.slice(0, -1) : text, sep, headers);
@@ -211,7 +157,7 @@ async function produceLines(
     }
     if (b.records === 0) continue;
     // One request at a time keeps each partition's records in order; the next body is read
-    // and built while this one is on its way.
+    // and built while this one is on its way (into the other of LineBodies' two buffers).
     await inFlight;
     inFlight = send(b);
     // Surface a failure now rather than after the next body is built.

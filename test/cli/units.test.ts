@@ -1,9 +1,9 @@
-// The CLI's pure parts: suggestions, server addresses, network errors in its words, how stdin is
-// cut into request bodies, the progress line and the record formatter.
+// The CLI's pure parts: suggestions, server addresses, network errors in its words, JSON produce
+// bodies, the progress line and the record formatter (stdin cut into bodies: line-bodies.test.ts).
 import { describe, expect, test } from "bun:test";
 import { closest, editDistance } from "../../src/cli/suggest.ts";
 import { explainNetworkError, serverList, serverUrl, UsageError } from "../../src/cli/client.ts";
-import { bodies, cutPoint, jsonBody } from "../../src/cli/produce.ts";
+import { jsonBody } from "../../src/cli/produce.ts";
 import { formatBytes, formatDuration, Progress } from "../../src/cli/progress.ts";
 import { decodeBatches, formatter } from "../../src/cli/consume.ts";
 import { ATTR_CONTROL, encodeRecordBatch } from "../../src/protocol/record-batch.ts";
@@ -56,43 +56,7 @@ describe("server addresses", () => {
   });
 });
 
-async function* chunks(parts: string[]): AsyncGenerator<Uint8Array> {
-  for (const p of parts) yield new TextEncoder().encode(p);
-}
-
 describe("produce bodies", () => {
-  test("cut at line ends, every byte once, whatever the chunking", async () => {
-    const lines = Array.from({ length: 130_000 }, (_, i) => `line-${i}`);
-    const text = lines.join("\n"); // no final newline
-    for (const size of [1, 7, 4096, 1 << 20, text.length]) {
-      if (size === 1 && text.length > 200_000) {
-        // One byte at a time is slow for 1 MB; a shorter input proves the same.
-        const short = lines.slice(0, 3000).join("\n") + "\n";
-        const parts = Array.from({ length: short.length }, (_, i) => short[i]);
-        const out: string[] = [];
-        for await (const b of bodies(chunks(parts))) out.push(new TextDecoder().decode(b));
-        expect(out.join("")).toBe(short);
-        continue;
-      }
-      const parts: string[] = [];
-      for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
-      const out: string[] = [];
-      for await (const b of bodies(chunks(parts))) out.push(new TextDecoder().decode(b));
-      expect(out.join("")).toBe(text);
-      // Every body but the last ends at a line end, none has more than 50 000 lines.
-      for (const b of out.slice(0, -1)) expect(b.endsWith("\n")).toBe(true);
-      for (const b of out) expect(b.split("\n").length - 1).toBeLessThanOrEqual(50_000);
-      expect(out.length).toBeGreaterThanOrEqual(3);
-    }
-  });
-  test("cutPoint: about a MiB, a longer line alone, -1 without a whole body", () => {
-    const enc = new TextEncoder();
-    const long = enc.encode("x".repeat(3 << 20) + "\nrest\n");
-    expect(cutPoint(long, 0)).toBe((3 << 20) + 1);
-    expect(cutPoint(enc.encode("a\nb\n"), 0)).toBe(-1);
-    const many = enc.encode("ab\n".repeat(600_000));
-    expect(cutPoint(many, 0)).toBe(50_000 * 3);
-  });
   test("jsonBody: keys split at the first separator, headers on every record", () => {
     const j = jsonBody("k:v:w\nnokey\r\n:empty", ":", { h: "1" });
     expect(JSON.parse(j.body)).toEqual([
