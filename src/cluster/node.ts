@@ -3,7 +3,7 @@
 // and its join token, gives MetadataStore a RaftMetadataLog, promotes learners while the quorum
 // is short of voters, sends the few requests a non-leader cannot serve (add-learner, broker
 // registration, forwarded metadata writes, node removal) to the leader, and reports members and
-// quorum for `GET /cluster`. Every peer proves the join token (transport.ts); requests are
+// quorum for `GET /cluster`. Every peer proves the join token (handshake.ts); requests are
 // served by what the connection proved: a node id acts only for itself.
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";

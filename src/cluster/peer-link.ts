@@ -2,7 +2,7 @@
 // replica fetches (bulk record bytes) and controller heartbeats. Each user opens its own link,
 // so bulk data never queues behind Raft heartbeats or the other way round. Calls carry ids and
 // may overlap; a lost connection fails the calls in flight and the next call reconnects.
-// Every connection starts with the cluster handshake (transport.ts): calls wait for it, and a
+// Every connection starts with the cluster handshake (handshake.ts): calls wait for it, and a
 // peer that cannot prove the cluster's token (or proves another node id) gets nothing.
 import type { Socket } from "node:net";
 import { channelBinding, dialCluster } from "./tls.ts";

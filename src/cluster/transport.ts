@@ -1,15 +1,39 @@
 // The cluster port's IO: TCP for Raft RPCs, requests (join, add-learner, register) and large
-// gossip, UDP on the same port number for SWIM datagrams. Every TCP frame is
-// [u32 length][u8 version][u8 kind][payload]; every frame and datagram is validated (size,
-// version, kind, cluster id, JSON shape) and a bad one closes the connection or is dropped:
-// hostile input never throws out of here. Sends are best effort, as Raft and SWIM expect.
-// Every TCP connection opens with a challenge-response handshake over the cluster's join token
-// (ClientHandshake / ServerHandshake below): nothing else on it is read before that, and the
+// gossip, UDP on the same port number for SWIM datagrams. Every TCP frame (frames.ts) and every
+// datagram is validated (size, version, kind, cluster id, JSON shape) and a bad one closes the
+// connection or is dropped: hostile input never throws out of here. Sends are best effort, as
+// Raft and SWIM expect. Every TCP connection opens with a challenge-response handshake over the
+// cluster's join token (handshake.ts): nothing else on it is read before that, and the
 // connection then speaks only as the node id it proved. Every SWIM datagram carries a MAC and a
 // counter checked against a replay window (wrapSwim / unwrapSwim). docs/security.md.
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { createServer, type Server, type Socket } from "node:net";
-import { ClusterKey, isNonce, MAC_BYTES, newNonce, ReplayWindow, SwimCounter } from "./auth.ts";
+import { ClusterKey, MAC_BYTES, ReplayWindow, SwimCounter } from "./auth.ts";
+import {
+  AuthError,
+  type CallAnswer,
+  callFramePieces,
+  decodeCall,
+  encodeFrame,
+  FrameDecoder,
+  FrameKind,
+  isObj,
+  jsonFrame,
+  parseJson,
+  RequestError,
+  splitAddr,
+  TlsMismatchError,
+} from "./frames.ts";
+import {
+  type ClientAuth,
+  ClientHandshake,
+  dialError,
+  HANDSHAKE_TIMEOUT_MS,
+  MAX_HANDSHAKE_FRAME,
+  NODE_ID_MAX,
+  type ProvenClient,
+  ServerHandshake,
+} from "./handshake.ts";
 import {
   channelBinding,
   type ClusterTls,
@@ -19,208 +43,19 @@ import {
   tlsMismatch,
 } from "./tls.ts";
 
-export const FRAME_VERSION = 1;
-/** Large enough for a snapshot of a big metadata image; a bigger length closes the socket. */
-export const MAX_FRAME_BYTES = 64 << 20;
-/** Above this, SWIM messages go over TCP (UDP datagrams should fit one MTU-ish packet). */
-export const MAX_DATAGRAM_BYTES = 1400;
-/** Bytes queued per outbound connection before further sends are dropped. */
-const MAX_QUEUED_BYTES = 16 << 20;
-/** Call and reply tails up to this size are sent in the frame head's buffer (one write). */
-const SMALL_TAIL = 16 << 10;
-/** After a failed connect, sends to that address are dropped for this long. */
-const RECONNECT_BACKOFF_MS = 200;
-
-export const FrameKind = {
-  hello: 1,
-  raft: 2,
-  request: 3,
-  response: 4,
-  swim: 5,
-  /** A call on an identified connection (after hello): replica fetches, controller sessions. */
-  call: 6,
-  reply: 7,
-  /** Handshake: the server's nonce (after the client's hello). */
-  challenge: 8,
-  /** Handshake: the client's proof over both nonces and its claimed identity. */
-  proof: 9,
-  /** Handshake: the server's identity and proof; the connection is open for frames. */
-  welcome: 10,
-  /** Handshake refused (wrong token, another cluster); the server closes the connection. */
-  denied: 11,
-} as const;
-type Kind = (typeof FrameKind)[keyof typeof FrameKind];
-const KINDS = new Set<number>(Object.values(FrameKind));
-
-export class FrameError extends Error {
-  override readonly name = "FrameError";
-}
-
-export class RequestError extends Error {
-  override readonly name: string = "RequestError";
-}
-
-/** The other side refused our credentials or failed to prove its own (never retried blindly). */
-export class AuthError extends RequestError {
-  override readonly name: string = "AuthError";
-}
-
-/** One side speaks TLS on the cluster port and the other plain text: they cannot talk. */
-export class TlsMismatchError extends AuthError {
-  override readonly name = "TlsMismatchError";
-}
-
-/**
- * A client connection's error, as the caller should see it: a TLS handshake answered in plain
- * text is a TlsMismatchError (what to set), anything else `other`.
- */
-export function dialError(
-  tls: ClusterTls | undefined,
-  addr: string,
-  e: unknown,
-  other: (e: Error) => Error,
-): Error {
-  if (tls !== undefined && isPlainTextAnswer(e)) {
-    return new TlsMismatchError(tlsMismatch(`the broker at ${addr}`, true));
-  }
-  return other(e instanceof Error ? e : new Error(String(e)));
-}
+// The framing and the handshake, for the modules and tests that import them from here.
+export * from "./frames.ts";
+export * from "./handshake.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder("utf-8", { fatal: true });
 
-export function encodeFrame(kind: Kind, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(6 + payload.length);
-  new DataView(out.buffer).setUint32(0, 2 + payload.length);
-  out[4] = FRAME_VERSION;
-  out[5] = kind;
-  out.set(payload, 6);
-  return out;
-}
-
-export function jsonFrame(kind: Kind, v: unknown): Uint8Array {
-  return encodeFrame(kind, enc.encode(JSON.stringify(v)));
-}
-
-/** Splits a byte stream into frames; throws FrameError on a frame it must not accept. */
-export class FrameDecoder {
-  // The bytes of one incomplete frame, at #buf[0, #have). Frames wholly inside a chunk are not
-  // copied (views of the chunk); a frame split over chunks is copied once, into a buffer big
-  // enough for all of it as soon as its length is known, and handed out as a view of that
-  // buffer, which the consumer may give back (recycle) for the next one. Why: replica fetch
-  // replies (up to 1 MiB) were copied into a growing buffer, then sliced into a fresh one, and
-  // fresh pages are expensive here (docs/benchmarks.md, Replicated: 65-69 % of a follower).
-  readonly #small = new Uint8Array(4096);
-  #buf: Uint8Array = this.#small;
-  #have = 0;
-  /** The big buffer last handed out, and one given back for reuse. */
-  #lent: ArrayBuffer | null = null;
-  #spare: ArrayBuffer | null = null;
-  constructor(readonly maxFrame = MAX_FRAME_BYTES) {}
-
-  /** Frames may be views of `chunk`: the caller must not write to it afterwards. */
-  push(chunk: Uint8Array): { kind: number; payload: Uint8Array }[] {
-    const out: { kind: number; payload: Uint8Array }[] = [];
-    let at = 0;
-    if (this.#have > 0) {
-      if (this.#have < 4) {
-        const n = Math.min(4 - this.#have, chunk.length);
-        this.#buf.set(chunk.subarray(0, n), this.#have);
-        this.#have += n;
-        at = n;
-        if (this.#have < 4) return out;
-      }
-      const total = 4 + this.#length(this.#buf, 0);
-      if (this.#buf.length < total) {
-        const b = this.#bigBuffer(total);
-        b.set(this.#buf.subarray(0, this.#have));
-        this.#buf = b;
-      }
-      const n = Math.min(total - this.#have, chunk.length - at);
-      this.#buf.set(chunk.subarray(at, at + n), this.#have);
-      this.#have += n;
-      at += n;
-      if (this.#have < total) return out;
-      this.#have = 0;
-      if (this.#buf === this.#small) {
-        out.push(this.#frame(this.#small.slice(0, total), 0, total));
-      } else {
-        out.push(this.#frame(this.#buf, 0, total));
-        this.#lent = this.#buf.buffer as ArrayBuffer;
-        this.#buf = this.#small;
-      }
-    }
-    while (chunk.length - at >= 4) {
-      const total = 4 + this.#length(chunk, at);
-      if (chunk.length - at < total) break;
-      out.push(this.#frame(chunk, at, at + total));
-      at += total;
-    }
-    const rest = chunk.length - at;
-    if (rest > 0) {
-      const need = rest >= 4 ? 4 + this.#length(chunk, at) : 4;
-      this.#buf = need <= this.#small.length ? this.#small : this.#bigBuffer(need);
-      this.#buf.set(chunk.subarray(at), 0);
-      this.#have = rest;
-    }
-    return out;
-  }
-
-  /** The consumer is done with a frame's payload: its buffer may hold the next big frame. */
-  recycle(payload: Uint8Array): void {
-    if (this.#lent !== null && payload.buffer === this.#lent) {
-      this.#spare = this.#lent;
-      this.#lent = null;
-    }
-  }
-
-  #bigBuffer(n: number): Uint8Array {
-    const spare = this.#spare;
-    if (spare !== null && spare.byteLength >= n) {
-      this.#spare = null;
-      return new Uint8Array(spare);
-    }
-    let cap = 1 << 16;
-    while (cap < n) cap *= 2;
-    return new Uint8Array(cap);
-  }
-
-  /** The length field of the frame at `pos` (4 bytes there), checked. */
-  #length(b: Uint8Array, pos: number): number {
-    const len = ((b[pos] << 24) | (b[pos + 1] << 16) | (b[pos + 2] << 8) | b[pos + 3]) >>> 0;
-    if (len < 2 || len > this.maxFrame) throw new FrameError(`bad frame length ${len}`);
-    return len;
-  }
-
-  /** The frame at b[pos, end): version and kind checked, payload a view. */
-  #frame(b: Uint8Array, pos: number, end: number): { kind: number; payload: Uint8Array } {
-    const version = b[pos + 4];
-    const kind = b[pos + 5];
-    if (version !== FRAME_VERSION) throw new FrameError(`unsupported frame version ${version}`);
-    if (!KINDS.has(kind)) throw new FrameError(`unknown frame kind ${kind}`);
-    return { kind, payload: b.subarray(pos + 6, end) };
-  }
-}
-
-export function parseJson(payload: Uint8Array): unknown {
-  try {
-    return JSON.parse(dec.decode(payload));
-  } catch {
-    return undefined;
-  }
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-export function splitAddr(addr: string): { host: string; port: number } | undefined {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(addr);
-  if (!m) return undefined;
-  const port = Number(m[3]);
-  if (port < 1 || port > 65535) return undefined;
-  return { host: m[1] ?? m[2], port };
-}
+/** Above this, SWIM messages go over TCP (UDP datagrams should fit one MTU-ish packet). */
+export const MAX_DATAGRAM_BYTES = 1400;
+/** Bytes queued per outbound connection before further sends are dropped. */
+const MAX_QUEUED_BYTES = 16 << 20;
+/** After a failed connect, sends to that address are dropped for this long. */
+const RECONNECT_BACKOFF_MS = 200;
 
 /** The first byte of a gossip envelope (1 was the unauthenticated envelope, refused now). */
 export const SWIM_ENVELOPE_VERSION = 2;
@@ -413,91 +248,6 @@ export interface NetHandlers {
   onTlsMismatch?(what: string): void;
 }
 
-export interface CallAnswer {
-  body: unknown;
-  /** Raw bytes after the JSON header (record batches: bytes stay bytes). */
-  tail?: Uint8Array[];
-}
-
-/**
- * A whole call or reply frame as pieces for the socket: the frame head and the JSON header in one
- * small buffer, then the tail buffers as they are. Record bytes (a replica fetch's megabyte) are
- * never copied into a frame buffer: the socket queues the pieces.
- */
-export function callFramePieces(
-  kind: Kind,
-  header: unknown,
-  tail: readonly Uint8Array[] = [],
-): Uint8Array[] {
-  const h = enc.encode(JSON.stringify(header));
-  let tailLen = 0;
-  for (const t of tail) tailLen += t.length;
-  // A small tail is copied into the head's buffer: one write, one segment on the wire (a reply
-  // carrying one acks=all batch was two sends on the leader and often two reads on the follower).
-  const inline = tailLen <= SMALL_TAIL ? tailLen : 0;
-  const head = new Uint8Array(6 + 4 + h.length + inline);
-  const v = new DataView(head.buffer);
-  v.setUint32(0, 2 + 4 + h.length + tailLen);
-  head[4] = FRAME_VERSION;
-  head[5] = kind;
-  v.setUint32(6, h.length);
-  head.set(h, 10);
-  if (inline > 0 || tailLen === 0) {
-    let at = 10 + h.length;
-    for (const t of tail) {
-      head.set(t, at);
-      at += t.length;
-    }
-    return [head];
-  }
-  return [head, ...tail.filter((t) => t.length > 0)];
-}
-
-/** [u32 header length][JSON header][tail bytes...] */
-export function encodeCall(header: unknown, tail: readonly Uint8Array[] = []): Uint8Array {
-  const h = enc.encode(JSON.stringify(header));
-  let n = 4 + h.length;
-  for (const t of tail) n += t.length;
-  const out = new Uint8Array(n);
-  new DataView(out.buffer).setUint32(0, h.length);
-  out.set(h, 4);
-  let at = 4 + h.length;
-  for (const t of tail) {
-    out.set(t, at);
-    at += t.length;
-  }
-  return out;
-}
-
-export function decodeCall(payload: Uint8Array): { header: unknown; tail: Uint8Array } | undefined {
-  if (payload.length < 4) return undefined;
-  const len = new DataView(payload.buffer, payload.byteOffset).getUint32(0);
-  if (len > payload.length - 4) return undefined;
-  const header = parseJson(payload.subarray(4, 4 + len));
-  if (header === undefined) return undefined;
-  return { header, tail: payload.subarray(4 + len) };
-}
-
-// ---- handshake ------------------------------------------------------------------------------
-//
-// client                                     server
-//   hello {nonce Nc, clusterId?, nodeId?, addr?, session}  ->
-//                                          <-  challenge {nonce Ns}
-//   proof {HMAC(k, client, Nc, Ns, claims)}  ->      (checked: else denied, close)
-//                                          <-  welcome {clusterId, nodeId, HMAC(k, server, ...)}
-//   frames (the client waited for the welcome, so nothing is sent to an unproven server, and
-//   the server reads nothing before the proof)  ->
-//
-// Each proof covers both nonces, so a proof recorded from one connection is worthless on any
-// other; the client's claims (node id, address, cluster id, session kind) are bound to the
-// connection by its proof. On TLS each proof also covers the session's exporter value
-// (channelBinding in tls.ts): a relay terminating TLS on both sides cannot pass a proof on.
-// Frames after the handshake are not MACed (docs/security.md).
-
-/** Handshake frames are small; a longer one closes the connection before it is buffered. */
-const MAX_HANDSHAKE_FRAME = 4096;
-/** A connection that has not finished its handshake in this long is closed. */
-export const HANDSHAKE_TIMEOUT_MS = 5000;
 /**
  * Connections still in their handshake beyond this many (in all, or from one remote address)
  * are refused at once: a stranger holding many half-open handshakes cannot crowd out brokers
@@ -505,226 +255,6 @@ export const HANDSHAKE_TIMEOUT_MS = 5000;
  */
 const MAX_PENDING_HANDSHAKES = 1024;
 const MAX_PENDING_HANDSHAKES_PER_ADDRESS = 64;
-
-export interface ClientAuth {
-  key: ClusterKey;
-  /** The cluster we belong to (null: a joiner or a tool that does not know it). */
-  clusterId: string | null;
-  /** Our node id (null: a joiner before it has one, or an operator's tool). */
-  nodeId: number | null;
-  /** Our cluster address, for the peer to learn (null for tools). */
-  addr: string | null;
-  /** "peer": a long-lived connection of a member (Raft, gossip, calls); "request": one request. */
-  session: "peer" | "request";
-  /** The node id we mean to reach, when known: a server proving another id is refused. */
-  expectNodeId?: number;
-  /** The cluster port speaks TLS (--cluster-tls-*): connections are made with it. */
-  tls?: ClusterTls;
-}
-
-/** The server of a connection, as its welcome proved it. */
-export interface ProvenServer {
-  clusterId: string;
-  nodeId: number;
-}
-
-/** The client of an inbound connection, as its proof bound it. */
-export interface ProvenClient {
-  nodeId: number | null;
-  addr: string | null;
-  session: "peer" | "request";
-}
-
-const NODE_ID_MAX = 0x7fffffff;
-const isNodeIdOrNull = (v: unknown): v is number | null =>
-  v === null || (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 && v <= NODE_ID_MAX);
-
-/** The client side of one connection's handshake. step() throws AuthError on any failure. */
-export class ClientHandshake {
-  readonly #nc = newNonce();
-  #ns: string | undefined;
-  #done = false;
-  /** What the proofs cover of the connection: [] on plain TCP, [exporter value] on TLS. */
-  #channel: string[] = [];
-  /**
-   * `channelOf`: the connection's channelBinding (tls.ts), read once the server has answered, i.e.
-   * after the TLS handshake; without it the connection counts as plain TCP.
-   */
-  constructor(readonly auth: ClientAuth, readonly channelOf: () => string | null = () => null) {}
-
-  /**
-   * The server's first bytes, before they are parsed as frames: TLS records answering our
-   * plain-text hello mean the peer speaks TLS and we do not.
-   */
-  screen(chunk: Uint8Array, addr: string): void {
-    if (this.#ns === undefined && this.auth.tls === undefined && looksLikeTls(chunk)) {
-      throw new TlsMismatchError(tlsMismatch(`the broker at ${addr}`, false));
-    }
-  }
-
-  hello(): Uint8Array {
-    const a = this.auth;
-    return jsonFrame(FrameKind.hello, {
-      nonce: this.#nc,
-      clusterId: a.clusterId,
-      nodeId: a.nodeId,
-      addr: a.addr,
-      session: a.session,
-    });
-  }
-
-  /** The server's next frame: what to send back, and the server once it proved itself. */
-  step(kind: number, payload: Uint8Array): { send?: Uint8Array; server?: ProvenServer } {
-    const a = this.auth;
-    const v = parseJson(payload);
-    if (kind === FrameKind.denied) {
-      const why = isObj(v) && typeof v.error === "string" ? v.error.slice(0, 300) : "refused";
-      throw new AuthError(why);
-    }
-    if (this.#done || !isObj(v)) throw new AuthError("unexpected frame in the handshake");
-    if (this.#ns === undefined) {
-      if (kind !== FrameKind.challenge || !isNonce(v.nonce)) {
-        throw new AuthError("the peer does not speak the cluster handshake");
-      }
-      this.#ns = v.nonce;
-      this.#channel = bindingOf(this.channelOf);
-      const proof = a.key.proof("client", [
-        this.#nc,
-        this.#ns,
-        a.clusterId,
-        a.nodeId,
-        a.addr,
-        a.session,
-        ...this.#channel,
-      ]);
-      return { send: jsonFrame(FrameKind.proof, { proof }) };
-    }
-    if (
-      kind !== FrameKind.welcome || typeof v.clusterId !== "string" ||
-      !isNodeIdOrNull(v.nodeId) || v.nodeId === null ||
-      !a.key.checkProof(
-        "server",
-        [this.#nc, this.#ns, v.clusterId, v.nodeId, a.nodeId, ...this.#channel],
-        v.proof,
-      )
-    ) {
-      throw new AuthError("the peer did not prove it knows the cluster's join token");
-    }
-    if (a.clusterId !== null && v.clusterId !== a.clusterId) {
-      throw new AuthError(`the peer belongs to cluster ${v.clusterId.slice(0, 64)}`);
-    }
-    if (a.expectNodeId !== undefined && v.nodeId !== a.expectNodeId) {
-      throw new AuthError(`the peer is broker ${v.nodeId}, not broker ${a.expectNodeId}`);
-    }
-    this.#done = true;
-    return { server: { clusterId: v.clusterId, nodeId: v.nodeId } };
-  }
-}
-
-/**
- * The server side of one inbound connection's handshake: the client's node id, if any, is the
- * one its proof covers. step() answers `close` (after sending `send`, if any) on any failure.
- */
-export class ServerHandshake {
-  readonly #ns = newNonce();
-  #hello: ProvenClient & { nonce: string; clusterId: string | null } | undefined;
-  /** `channelOf`: as ClientHandshake's, of the accepted connection. */
-  constructor(
-    readonly key: ClusterKey,
-    readonly me: { clusterId: string; nodeId: number },
-    readonly channelOf: () => string | null = () => null,
-  ) {}
-
-  step(
-    kind: number,
-    payload: Uint8Array,
-  ): { send?: Uint8Array; client?: ProvenClient; close?: string } {
-    const v = parseJson(payload);
-    if (!isObj(v)) return { close: "a malformed handshake frame" };
-    if (this.#hello === undefined) {
-      if (
-        kind !== FrameKind.hello || !isNonce(v.nonce) ||
-        !(v.clusterId === null || typeof v.clusterId === "string") ||
-        !isNodeIdOrNull(v.nodeId) ||
-        !(v.addr === null || (typeof v.addr === "string" && splitAddr(v.addr) !== undefined)) ||
-        (v.session !== "peer" && v.session !== "request") ||
-        // A member's long-lived connection names itself fully.
-        (v.session === "peer" && (v.nodeId === null || v.addr === null || v.clusterId === null))
-      ) return { close: "a frame before the handshake, or a malformed hello" };
-      this.#hello = {
-        nonce: v.nonce,
-        clusterId: v.clusterId as string | null,
-        nodeId: v.nodeId,
-        addr: v.addr as string | null,
-        session: v.session,
-      };
-      return { send: jsonFrame(FrameKind.challenge, { nonce: this.#ns }) };
-    }
-    const h = this.#hello;
-    if (kind !== FrameKind.proof) return { close: "a frame before the handshake finished" };
-    let channel: string[];
-    try {
-      channel = bindingOf(this.channelOf);
-    } catch (e) {
-      return { close: (e as Error).message };
-    }
-    const ok = this.key.checkProof("client", [
-      h.nonce,
-      this.#ns,
-      h.clusterId,
-      h.nodeId,
-      h.addr,
-      h.session,
-      ...channel,
-    ], v.proof);
-    if (!ok) {
-      return {
-        close: "a wrong proof (not this cluster's join token, a replayed handshake, or a " +
-          "handshake relayed from another TLS session)",
-        send: jsonFrame(FrameKind.denied, {
-          error: "cluster authentication failed: the join token is not this cluster's",
-        }),
-      };
-    }
-    if (h.clusterId !== null && h.clusterId !== this.me.clusterId) {
-      return {
-        close: `a member of cluster ${h.clusterId.slice(0, 64)}`,
-        send: jsonFrame(FrameKind.denied, {
-          error: `this broker belongs to cluster ${this.me.clusterId}, not ${h.clusterId}`,
-        }),
-      };
-    }
-    const proof = this.key.proof("server", [
-      h.nonce,
-      this.#ns,
-      this.me.clusterId,
-      this.me.nodeId,
-      h.nodeId,
-      ...channel,
-    ]);
-    return {
-      send: jsonFrame(FrameKind.welcome, {
-        clusterId: this.me.clusterId,
-        nodeId: this.me.nodeId,
-        proof,
-      }),
-      client: { nodeId: h.nodeId, addr: h.addr, session: h.session },
-    };
-  }
-}
-
-/**
- * A connection's channel binding as proof fields: none on plain TCP (so plain handshakes are as
- * before it existed), one on TLS; a TLS socket that cannot give one fails the handshake.
- */
-function bindingOf(channelOf: () => string | null): string[] {
-  try {
-    const b = channelOf();
-    return b === null ? [] : [b];
-  } catch (e) {
-    throw new AuthError(`cannot bind the handshake to the TLS session: ${(e as Error).message}`);
-  }
-}
 
 interface Outbound {
   sock: Socket;
