@@ -92,17 +92,17 @@ async function formsAndReplicates(pair: RunningBroker[], topic: string): Promise
 describe("the handshake is bound to the TLS session", () => {
   const key = new ClusterKey(TEST_JOIN_TOKEN);
   const me = { clusterId: "c1", nodeId: 0 };
+  /** A tool's client handshake on a connection whose channel binding is `channel`. */
+  const client = (channel: string | null) =>
+    new ClientHandshake(
+      { key, clusterId: null, nodeId: null, addr: null, session: "request" },
+      () => channel,
+    );
+  const frame = (bytes: Uint8Array) => new FrameDecoder().push(bytes)[0];
   /** One handshake, sans IO: the client and server see the channel values given. */
   const run = (clientChannel: string | null, serverChannel: string | null) => {
-    const c = new ClientHandshake({
-      key,
-      clusterId: null,
-      nodeId: null,
-      addr: null,
-      session: "request",
-    }, () => clientChannel);
+    const c = client(clientChannel);
     const s = new ServerHandshake(key, me, () => serverChannel);
-    const frame = (bytes: Uint8Array) => new FrameDecoder().push(bytes)[0];
     const hello = frame(c.hello());
     const challenge = s.step(hello.kind, hello.payload);
     const proof = frame(c.step(FrameKind.challenge, frame(challenge.send!).payload).send!);
@@ -119,14 +119,7 @@ describe("the handshake is bound to the TLS session", () => {
     }
   });
   test("the client refuses a welcome proven over another session", () => {
-    const c = new ClientHandshake({
-      key,
-      clusterId: null,
-      nodeId: null,
-      addr: null,
-      session: "request",
-    }, () => "session-a");
-    const frame = (bytes: Uint8Array) => new FrameDecoder().push(bytes)[0];
+    const c = client("session-a");
     const nc = (parseJson(frame(c.hello()).payload) as { nonce: string }).nonce;
     const ns = "B".repeat(32);
     c.step(FrameKind.challenge, frame(jsonFrame(FrameKind.challenge, { nonce: ns })).payload);
