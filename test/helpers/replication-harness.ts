@@ -3,6 +3,7 @@
 // acks=all producers (kafkajs in-process, librdkafka through python3) and a kafkajs consumer group,
 // a ledger of everything sent, acknowledged, read and committed, and the checker that reads every
 // replica back.
+import "./kafkajs-stop-fix.ts"; // scripts/chaos runs this harness outside bun test
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
