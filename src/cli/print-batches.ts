@@ -117,6 +117,17 @@ function nextRecord(s: Uint8Array, p: number): number {
   return end; // headers: not shown
 }
 
+/** One batch's records section for the default template, and what to print of it. */
+interface Values {
+  s: Uint8Array;
+  count: number;
+  baseOffset: number;
+  from: number;
+  max: number;
+  suffix: Uint8Array;
+  out: Output;
+}
+
 interface Printed {
   records: number;
   /** The offset printing stopped at when `max` was reached. */
@@ -130,15 +141,8 @@ interface Printed {
  * checked once (isAscii) rather than byte by byte in JavaScript. Undefined, with nothing
  * written, when something is not ASCII (printValues then does it value by value).
  */
-function copyAsciiValues(
-  s: Uint8Array,
-  count: number,
-  baseOffset: number,
-  from: number,
-  max: number,
-  suffix: Uint8Array,
-  out: Output,
-): Printed | undefined {
+function copyAsciiValues(v: Values): Printed | undefined {
+  const { s, count, baseOffset, from, max, suffix, out } = v;
   const src = Buffer.from(s.buffer, s.byteOffset, s.length);
   const buf = out.reserve(s.length + count * suffix.length);
   const w0 = out.at;
@@ -169,15 +173,8 @@ function copyAsciiValues(
  * copied as it is checked, others go through putText. Returns how many were printed, and the
  * offset it stopped at when `max` did.
  */
-function printValues(
-  s: Uint8Array,
-  count: number,
-  baseOffset: number,
-  from: number,
-  max: number,
-  suffix: Uint8Array,
-  out: Output,
-): Printed {
+function printValues(v: Values): Printed {
+  const { s, count, baseOffset, from, max, suffix, out } = v;
   let n = 0;
   let p = 0;
   let buf = out.reserve(s.length + count * suffix.length);
@@ -245,16 +242,16 @@ export function printBatches(
     }
     const section = recordsSection(batch, decompress)!;
     if (t.fields.length === 1 && t.fields[0] === "value" && t.literals[0].length === 0) {
-      const args = [
-        section,
-        h.recordsCount,
-        h.baseOffset,
+      const v: Values = {
+        s: section,
+        count: h.recordsCount,
+        baseOffset: h.baseOffset,
         from,
-        max - n,
-        t.literals[1],
+        max: max - n,
+        suffix: t.literals[1],
         out,
-      ] as const;
-      const done = (asciiSuffix ? copyAsciiValues(...args) : undefined) ?? printValues(...args);
+      };
+      const done = (asciiSuffix ? copyAsciiValues(v) : undefined) ?? printValues(v);
       n += done.records;
       if (done.stoppedAt !== undefined) return { records: n, next: Math.max(next, done.stoppedAt) };
       next = Math.max(next, batchNext);
