@@ -31,6 +31,8 @@ const RESPONSE_MAX_BYTES = 8 << 20;
  * With the next fetch sent before this one is appended (fetchAhead) the round trips overlap.
  */
 const BULK_RESPONSE_BYTES = 4 << 20;
+/** The longest a bulk copy's fetch waits for its turn (bulkWait). */
+const MAX_BULK_WAIT_MS = 100;
 const MAX_PARTITIONS_PER_FETCH = 100_000;
 const TICK_MS = 200;
 /** Where each partition's high watermark is checkpointed (Kafka's replication-offset-checkpoint). */
@@ -58,6 +60,38 @@ function parseFetchPartition(v: unknown): ReplicaFetchPartition | undefined {
     o.fetchOffset < 0
   ) return undefined;
   return o as unknown as ReplicaFetchPartition;
+}
+
+/**
+ * A follower's bulk copy (the answer it got had more than the partitions' own shares): when the
+ * leader may read its next bulk answer, and where each of its partitions goes on.
+ */
+export interface BulkTurn {
+  at: number;
+  next: Set<string>;
+}
+
+export const bulkKey = (topicId: string, partition: number, offset: number): string =>
+  `${topicId}\u0000${partition}\u0000${offset}`;
+
+/**
+ * Ms a follower's fetch waits before the leader reads its answer. A bulk copy's next fetch comes
+ * at once (fetchAhead), and reading and checking its megabytes holds the leader's event loop:
+ * back to back, producers of the leader's partitions waited behind them. So a fetch that only
+ * goes on with bulk copies (every partition where the last bulk answer ended) waits as long as
+ * that answer held the loop: bulk copies get at most half of it. A fetch with anything else in
+ * it (a partition near its end, whose acks=all writes may wait for it) never waits.
+ */
+export function bulkWait(
+  turn: BulkTurn | undefined,
+  wanted: readonly ReplicaFetchPartition[],
+  now: number,
+): number {
+  if (turn === undefined || turn.at <= now || wanted.length === 0) return 0;
+  for (const q of wanted) {
+    if (!turn.next.has(bulkKey(q.topicId, q.partition, q.fetchOffset))) return 0;
+  }
+  return Math.min(turn.at - now, MAX_BULK_WAIT_MS);
 }
 
 export interface ReplicationStats {
@@ -103,6 +137,8 @@ export class ReplicaManager implements ReplicationHooks {
   readonly #changedReplicas = new Set<Replica>();
   /** Long-polling follower fetches, woken by any append to a partition led here. */
   readonly #appendWaiters = new Set<() => void>();
+  /** Followers copying in bulk: their next turn (bulkWait). */
+  readonly #bulkTurn = new Map<number, BulkTurn>();
   /** The same long-polls by the follower that sent them (a follower may ask to end its own). */
   readonly #parkedBy = new Map<number, Set<() => void>>();
 
@@ -370,8 +406,11 @@ export class ReplicaManager implements ReplicationHooks {
     };
     // Registered only once the fetch parks: most fetches under load answer at once.
     let parked: Set<() => void> | undefined;
+    const wait = bulkWait(this.#bulkTurn.get(from), wanted, performance.now());
+    if (wait > 0) await Bun.sleep(wait);
     try {
       for (;;) {
+        const t0 = performance.now();
         let budget = RESPONSE_MAX_BYTES;
         const results: ReplicaFetchResult[] = [];
         const tails: Uint8Array[][] = [];
@@ -393,12 +432,20 @@ export class ReplicaManager implements ReplicationHooks {
         // carries up to BULK_RESPONSE_BYTES of it instead of 1 MiB, while every partition still
         // got its own 1 MiB first.
         let bulk = BULK_RESPONSE_BYTES - (RESPONSE_MAX_BYTES - budget);
+        const goesOn = new Set<string>();
+        let extra = 0;
         for (const { i, next } of more) {
-          if (bulk <= 0) break;
-          bulk -= this.#serveMore(wanted[i], next, results[i], tails[i], bulk);
+          const q = wanted[i];
+          const got = bulk > 0 ? this.#serveMore(q, next, results[i], tails[i], bulk) : undefined;
+          bulk -= got?.added ?? 0;
+          extra += got?.added ?? 0;
+          goesOn.add(bulkKey(q.topicId, q.partition, got?.next ?? next));
         }
-        const left = deadline - performance.now();
+        const now = performance.now();
+        const left = deadline - now;
         if (any || left <= 0 || this.#stopped || ended) {
+          if (extra > 0) this.#bulkTurn.set(from, { at: now + (now - t0), next: goesOn });
+          else this.#bulkTurn.delete(from);
           const tail = tails.flat();
           this.stats.fetchesServed++;
           for (const t of tail) this.stats.bytesServed += t.length;
@@ -511,7 +558,8 @@ export class ReplicaManager implements ReplicationHooks {
 
   /**
    * A partition far behind gets more of the response: its records go on from `at` (where its
-   * first read stopped), up to `budget` bytes, segment by segment. Returns the bytes added.
+   * first read stopped), up to `budget` bytes, segment by segment. Returns the bytes added and
+   * where they end.
    */
   #serveMore(
     q: ReplicaFetchPartition,
@@ -519,7 +567,7 @@ export class ReplicaManager implements ReplicationHooks {
     res: ReplicaFetchResult,
     tail: Uint8Array[],
     budget: number,
-  ): number {
+  ): { added: number; next: number } {
     const log = this.partitions.partition(q.topic, q.partition).log;
     let added = 0;
     while (added < budget && at < log.logEndOffset()) {
@@ -536,7 +584,7 @@ export class ReplicaManager implements ReplicationHooks {
       at = read.nextOffset;
     }
     res.bytes += added;
-    return added;
+    return { added, next: at };
   }
 
   /**

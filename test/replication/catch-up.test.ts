@@ -4,9 +4,10 @@
 // its last bytes sync, waiting for the sync only once it has reached the leader's end (so what it
 // reports as synced stays true), and asks for its next records before appending these. Both
 // halves, with a real log on the leader and fakes for the cluster.
-import { expect, test } from "bun:test";
+import { expect, spyOn, test } from "bun:test";
 import { MemoryLogStore } from "../../src/storage/memory-store.ts";
 import { Fetcher } from "../../src/replication/fetcher.ts";
+import { bulkKey, bulkWait } from "../../src/replication/replica-manager.ts";
 import { Replica } from "../../src/replication/replica.ts";
 import type { ReplicaFetchResult } from "../../src/replication/follower.ts";
 import { readI64 } from "../../src/protocol/record-batch.ts";
@@ -115,6 +116,66 @@ test("leader: a follower far behind gets the rest of the response, after every p
     expect(b.body.results[0].bytes).toBe(rest.length);
     expect(baseOffsets(rest)).toEqual(Array.from({ length: 12 }, (_, i) => 4 * (180 + i)));
   } finally {
+    m.stop();
+  }
+});
+
+test("bulkWait: only a fetch that just goes on with bulk copies waits, for the turn left", () => {
+  const turn = { at: 110, next: new Set([bulkKey("tid", 1, 720), bulkKey("tid", 2, 64)]) };
+  const q = (partition: number, fetchOffset: number) => ({ ...ask(partition, fetchOffset) });
+  expect(bulkWait(turn, [q(1, 720)], 100)).toBe(10);
+  expect(bulkWait(turn, [q(1, 720), q(2, 64)], 104)).toBe(6);
+  // Anything else in the fetch (a partition near its end, a copy elsewhere): no wait.
+  expect(bulkWait(turn, [q(1, 720), q(0, 5)], 100)).toBe(0);
+  expect(bulkWait(turn, [q(1, 700)], 100)).toBe(0);
+  expect(bulkWait(turn, [], 100)).toBe(0);
+  // The turn has come, or there is none.
+  expect(bulkWait(turn, [q(1, 720)], 110)).toBe(0);
+  expect(bulkWait(undefined, [q(1, 720)], 100)).toBe(0);
+  // Never long, whatever the clock said.
+  expect(bulkWait({ ...turn, at: 1e9 }, [q(1, 720)], 0)).toBe(100);
+});
+
+test("leader: a bulk copy's next fetch waits as long as its last answer held the loop", async () => {
+  const far = await leaderReplica(1, 192, 16 * 1024);
+  const near = await leaderReplica(0, 2, 100);
+  const { m, serve } = leaderOf([near, far]);
+  // The leader's clock moves only while it reads partition 1 (10 ms a read), so what an answer
+  // held is known exactly; and the wait is recorded, not slept.
+  let now = 1000;
+  const clock = spyOn(performance, "now").mockImplementation(() => now);
+  const read = far.log.read.bind(far.log);
+  far.log.read = (...a: Parameters<typeof read>) => {
+    now += 10;
+    return read(...a);
+  };
+  const sleep = spyOn(Bun, "sleep").mockImplementation(() => Promise.resolve());
+  const endOf = (tail: Uint8Array[]) => baseOffsets(tail[tail.length - 1]).at(-1)! + 4;
+  try {
+    const t0 = now;
+    const a = await serve(2, { maxWaitMs: 0, partitions: [ask(1, 0)] }, new Uint8Array());
+    const held = now - t0;
+    expect(held).toBeGreaterThanOrEqual(20); // its share, then more
+    expect(sleep).not.toHaveBeenCalled();
+    // Going on from there at once: it waits as long as that answer held the loop.
+    const b = await serve(
+      2,
+      { maxWaitMs: 0, partitions: [ask(1, endOf(a.tail))] },
+      new Uint8Array(),
+    );
+    expect(sleep.mock.calls).toEqual([[held]]);
+    // With a partition near its end in it, or from elsewhere, a fetch does not wait, even one
+    // that goes on with the copy.
+    await serve(
+      2,
+      { maxWaitMs: 0, partitions: [ask(0, 4), ask(1, endOf(b.tail))] },
+      new Uint8Array(),
+    );
+    await serve(2, { maxWaitMs: 0, partitions: [ask(1, 0)] }, new Uint8Array());
+    expect(sleep).toHaveBeenCalledTimes(1);
+  } finally {
+    sleep.mockRestore();
+    clock.mockRestore();
     m.stop();
   }
 });
