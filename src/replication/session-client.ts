@@ -1,20 +1,20 @@
 // This broker's side of its session with the controller: heartbeats carrying how far it has
 // applied the metadata, the answer telling it whether it is fenced (a fenced broker leads
-// nothing), and the controlled shutdown that moves its leaderships away before it stops.
+// nothing), and the controlled shutdown that moves its leaderships away before it stops. The
+// decisions (schedule, what an answer changes, the lease) are SessionCore's (session-core.ts);
+// this shell runs them over timers and the cluster transport.
 import type { ClusterService } from "../cluster/node.ts";
 import type { PeerLink } from "../cluster/peer-link.ts";
 import type { Logger } from "../log.ts";
 import type { ControllerService } from "./controller-service.ts";
+import { SessionCore } from "./session-core.ts";
 
 export class SessionClient {
   #link: PeerLink | undefined;
   #linkTo = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
-  #fenced = true;
-  #shuttingDown = false;
-  /** When the last heartbeat that the controller answered "unfenced" was sent. */
-  #confirmedAt = -Infinity;
+  readonly #core: SessionCore;
   readonly #unfenced = Promise.withResolvers<void>();
 
   constructor(
@@ -24,10 +24,12 @@ export class SessionClient {
     readonly onFenced: (fenced: boolean) => void,
     readonly heartbeatMs = 250,
     readonly sessionTimeoutMs = 3000,
-  ) {}
+  ) {
+    this.#core = new SessionCore(heartbeatMs, sessionTimeoutMs);
+  }
 
   get fenced(): boolean {
-    return this.#fenced;
+    return this.#core.fenced;
   }
 
   /** Resolves once the controller has unfenced this broker (or the client stops). */
@@ -66,42 +68,28 @@ export class SessionClient {
     return (await this.#link.call(method, body, timeoutMs)).body;
   }
 
-  /**
-   * Whether this broker may act as a leader now: unfenced, and confirmed so by a heartbeat sent
-   * less than a session timeout ago. The controller ends a session no sooner than that after the
-   * heartbeat arrived, so a broker that was paused (SIGSTOP, a long stall) and may have been
-   * fenced and replaced meanwhile writes nothing as a zombie until a fresh answer says it is not.
-   */
+  /** Whether this broker may act as a leader now (SessionCore.leaseValid). */
   leaseValid(nowMs = performance.now()): boolean {
-    // A lone broker is its own controller: no other leader can exist, whatever it stalled for.
-    if (this.#alone) return !this.#fenced;
-    return !this.#fenced && nowMs - this.#confirmedAt < this.sessionTimeoutMs;
+    return this.#core.leaseValid(nowMs);
   }
-
-  #alone = false;
 
   async #beat(): Promise<void> {
     if (this.#stopped) return;
+    const core = this.#core;
     const sent = performance.now();
-    this.#alone = this.cluster.isController() && this.cluster.quorumSize() === 1;
+    const alone = this.cluster.isController() && this.cluster.quorumSize() === 1;
+    const body = core.onHeartbeatSent(sent, this.cluster.appliedIndex(), alone);
     try {
-      const r = await this.call("heartbeat", {
-        appliedIndex: this.cluster.appliedIndex(),
-        shuttingDown: this.#shuttingDown,
-      }, Math.max(1000, this.heartbeatMs * 4)) as { fenced?: unknown } | null;
-      const fenced = r?.fenced !== false;
-      if (fenced !== this.#fenced) {
-        this.#fenced = fenced;
-        this.onFenced(fenced);
-      }
-      if (!fenced) {
-        this.#confirmedAt = Math.max(this.#confirmedAt, sent);
-        this.#unfenced.resolve();
-      }
+      const r = await this.call("heartbeat", body, core.callTimeoutMs);
+      if (core.onAnswer(sent, r, performance.now())) this.onFenced(core.fenced);
+      if (!core.fenced) this.#unfenced.resolve();
     } catch (e) {
+      core.onFailure(performance.now());
       this.log.debug("heartbeat failed", { error: e instanceof Error ? e.message : String(e) });
     }
-    if (!this.#stopped) this.#timer = setTimeout(() => void this.#beat(), this.heartbeatMs);
+    if (!this.#stopped) {
+      this.#timer = setTimeout(() => void this.#beat(), core.nextHeartbeatIn(performance.now()));
+    }
   }
 
   /**
@@ -109,7 +97,7 @@ export class SessionClient {
    * or `timeoutMs` passes (a lone broker or RF 1 partitions have nowhere to go).
    */
   async shutdown(timeoutMs = 5000): Promise<boolean> {
-    this.#shuttingDown = true;
+    this.#core.beginShutdown();
     const until = performance.now() + timeoutMs;
     while (performance.now() < until && !this.#stopped) {
       try {
