@@ -1,6 +1,6 @@
 // A replica far behind its leader (a reassignment's new replica copying a whole log, a follower
 // back from a restart) catches up in large steps: the leader gives it what the response has left
-// after every partition got its own share (up to 4 MiB in all), and the follower fetches on while
+// after every partition got its own share (up to 2 MiB in all), and the follower fetches on while
 // its last bytes sync, waiting for the sync only once it has reached the leader's end (so what it
 // reports as synced stays true), and asks for its next records before appending these. Both
 // halves, with a real log on the leader and fakes for the cluster.
@@ -99,17 +99,17 @@ test("leader: a follower far behind gets the rest of the response, after every p
     const tail = concat(...a.tail);
     expect(tail.length).toBe(r0.bytes + r1.bytes);
     expect(baseOffsets(tail.subarray(0, r0.bytes))).toEqual([4]);
-    // More than the 1 MiB per partition, within the 4 MiB a response with a bulk copy may
+    // More than the 1 MiB per partition, within the 2 MiB a response with a bulk copy may
     // hold (the leader's event loop reads and checks all of it at once), whole batches from
     // offset 0 on without a gap (one record set, as the follower appends it).
     const offs = baseOffsets(tail.subarray(r0.bytes));
-    expect(r1.bytes).toBeGreaterThan(3 * 2 ** 20);
-    expect(r1.bytes + r0.bytes).toBeLessThanOrEqual(4 * 2 ** 20);
+    expect(r1.bytes).toBeGreaterThan(1.5 * 2 ** 20);
+    expect(r1.bytes + r0.bytes).toBeLessThanOrEqual(2 * 2 ** 20);
     expect(offs).toEqual(offs.map((_, i) => i * 4));
     // Alone, it still gets no more than that.
     const c = await serve(2, { maxWaitMs: 0, partitions: [ask(1, 64)] }, new Uint8Array());
-    expect(c.body.results[0].bytes).toBeGreaterThan(3 * 2 ** 20);
-    expect(c.body.results[0].bytes).toBeLessThanOrEqual(4 * 2 ** 20);
+    expect(c.body.results[0].bytes).toBeGreaterThan(1.5 * 2 ** 20);
+    expect(c.body.results[0].bytes).toBeLessThanOrEqual(2 * 2 ** 20);
     // Near its end, the same follower gets what is left: the last 12 batches, whole.
     const b = await serve(2, { maxWaitMs: 0, partitions: [ask(1, 4 * 180)] }, new Uint8Array());
     const rest = concat(...b.tail);
