@@ -1,9 +1,9 @@
 // Global safety invariants of a Raft simulation, checked incrementally at every step:
 // election safety (one leader per term), log matching (same index+term => same entry and same
 // predecessor term, which by induction gives identical prefixes), leader completeness (a leader
-// holds every committed entry), state-machine safety (every node applies the same entry, and
-// reaches the same state hash, at each index), no committed entry ever changes, and
-// linearizable reads (a read-index is at least every commit known when the read began).
+// holds every entry committed in an earlier term), state-machine safety (every node applies the
+// same entry, and reaches the same state hash, at each index), no committed entry ever changes,
+// and linearizable reads (a read-index is at least every commit known when the read began).
 import type { RaftNode } from "../../../src/cluster/raft/node.ts";
 import type { Entry } from "../../../src/cluster/raft/types.ts";
 
@@ -35,6 +35,12 @@ export class Checker {
   #seen = new Map<number, [string, number | undefined]>();
   committedTerm: number[] = [];
   committedFp: string[] = [];
+  /**
+   * The term each index was committed in, as first reported: the reporting leader's term, else
+   * the entry's own (a lower bound). Raft promises an entry only to leaders of later terms: a
+   * candidate of an older term can still win with a vote that was delayed past the commit.
+   */
+  #commitTerm: number[] = [];
   /** State hash after applying each index (the first node to get there sets it). */
   #hashAt: number[] = [];
   commitMax = 0;
@@ -49,7 +55,9 @@ export class Checker {
       this.#fail(`election safety: nodes ${prev} and ${node.id} both lead term ${term}`);
     }
     this.#leaders.set(term, node.id);
-    for (let i = 1; i <= this.commitMax; i++) this.#leaderHas(node, i, "leader completeness");
+    for (let i = 1; i <= this.commitMax; i++) {
+      if ((this.#commitTerm[i] ?? Infinity) < term) this.#leaderHas(node, i, "leader completeness");
+    }
   }
 
   #leaderHas(node: RaftNode, i: number, what: string): void {
@@ -94,6 +102,7 @@ export class Checker {
       if (t === undefined) {
         this.committedTerm[e.index] = e.term;
         this.committedFp[e.index] = fp;
+        this.#commitTerm[e.index] = leaderTerm > 0 ? leaderTerm : e.term;
         if (e.index > this.commitMax) this.commitMax = e.index;
         for (const l of leaders) {
           if (leaderTerm > 0 && l.term > leaderTerm) this.#leaderHas(l, e.index, "lost commit");
