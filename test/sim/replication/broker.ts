@@ -5,9 +5,11 @@
 // broker's simulated log (SimLog below). Mirrored line for line where it matters: the acks=all
 // waiters (Replica's #releaseAcks / #afterCommit settle Promises, which would resolve only after
 // the whole synchronous run), ReplicaManager.#serveOne / applyFetched / propose and the Fetcher
-// loop (replica-manager.ts), the produce path's lease check (partition-manager.ts), and the
-// SessionClient (registration, sequential heartbeats, the lease). Its metadata comes from its own
-// Raft node (metadata.ts) and its controller (controller.ts) acts while that node leads.
+// loop (replica-manager.ts), the produce path's lease check (partition-manager.ts), and
+// registerBroker. The session with the controller (heartbeat schedule, fencing, the lease) is
+// production's SessionCore (session-core.ts) over simulated time and messages, as SessionClient
+// runs it over timers and PeerLink. Its metadata comes from its own Raft node (metadata.ts) and
+// its controller (controller.ts) acts while that node leads.
 //
 // A partition log is an array of records (one record = one batch of one record's epoch); the
 // log start never moves. A truncation is durable at once (the real log refuses appends until it
@@ -24,6 +26,7 @@ import {
 } from "../../../src/replication/follower.ts";
 import type { IsrProposal } from "../../../src/replication/leader.ts";
 import { Replica } from "../../../src/replication/replica.ts";
+import { SessionCore } from "../../../src/replication/session-core.ts";
 import type { PartitionLog } from "../../../src/storage/index.ts";
 import { LeaderEpochCache } from "../../../src/storage/epoch-cache.ts";
 import type { Env } from "./cluster.ts";
@@ -35,7 +38,6 @@ import {
   cloneMeta,
   E,
   FETCH_TIMEOUT_MS,
-  HEARTBEAT_TIMEOUT_MS,
   LAG_TIME_MAX_MS,
   MAX_FETCH_RECORDS,
   type MetaState,
@@ -86,13 +88,11 @@ export class Broker {
   registerIndex = -1;
   registerOut: { at: number } | null = null;
   lastRegisterMs = -1e9;
-  lastHbMs = -1e9;
+  /** Production's session core: fenced as the controller last answered, and the lease. */
+  session = Broker.#bootedSession();
   hbSeq = 0;
-  hbOut: { seq: number; at: number } | null = null;
-  /** SessionClient.#fenced: as the controller last answered (ReplicaManager.canLead follows). */
-  fenced = false;
-  /** When the last heartbeat the controller answered "unfenced" was sent (the lease). */
-  confirmedAt = 0;
+  /** The heartbeat call in flight (its answer is taken only while it is the current one). */
+  hbOut = 0;
   aid = 0;
   /** AlterPartition calls in flight: id -> sent at, and the proposal (for a refusal). */
   alters = new Map<number, { at: number; p: IsrProposal }>();
@@ -135,8 +135,20 @@ export class Broker {
     return this.log.length;
   }
 
+  /** ReplicaManager.canLead, as SessionClient's onFenced sets it. */
   get canLead(): boolean {
-    return !this.fenced;
+    return !this.session.fenced;
+  }
+
+  /**
+   * The simulation starts mid-life: every broker unfenced by a heartbeat sent at 0 (a restarted
+   * one starts a fresh session, fenced, as a new SessionClient does).
+   */
+  static #bootedSession(): SessionCore {
+    const s = new SessionCore(SESSIONS.heartbeatMs, SESSIONS.sessionTimeoutMs);
+    s.onHeartbeatSent(0, 0, false);
+    s.onAnswer(0, { fenced: false }, 0);
+    return s;
   }
 
   get isLeader(): boolean {
@@ -163,7 +175,7 @@ export class Broker {
 
   /** SessionClient.leaseValid. */
   leaseValid(): boolean {
-    return !this.fenced && this.env.now - this.confirmedAt < SESSIONS.sessionTimeoutMs;
+    return this.session.leaseValid(this.env.now);
   }
 
   #send(to: number, msg: Msg): void {
@@ -201,9 +213,8 @@ export class Broker {
     this.registerIndex = -1;
     this.registerOut = null;
     this.lastRegisterMs = -1e9;
-    this.hbOut = null;
-    this.fenced = true;
-    this.confirmedAt = -1e9;
+    this.hbOut = 0;
+    this.session = new SessionCore(SESSIONS.heartbeatMs, SESSIONS.sessionTimeoutMs);
     this.alters.clear();
     this.replica = null; // a new one, from the checkpointed high watermark
     this.acks = [];
@@ -342,37 +353,36 @@ export class Broker {
 
   #registered(): void {
     this.registered = true;
-    this.lastHbMs = -1e9;
     this.#log(`broker ${this.id} registered (index ${this.registerIndex})`);
   }
 
+  /** SessionClient.#beat: one heartbeat call at a time; a late answer to a timed-out call is lost. */
   #heartbeat(): void {
     const now = this.env.now;
-    if (now - this.lastHbMs < SESSIONS.heartbeatMs) return;
-    if (this.hbOut !== null && now - this.hbOut.at < HEARTBEAT_TIMEOUT_MS) return;
-    // One heartbeat call at a time; a late answer to a timed-out call is lost.
-    const seq = ++this.hbSeq;
-    this.hbOut = { seq, at: now };
+    const core = this.session;
+    if (core.inFlight !== null && now - core.inFlight >= core.callTimeoutMs) {
+      this.hbOut = 0;
+      core.onFailure(now);
+    }
+    if (!core.heartbeatDue(now)) return;
+    const seq = this.hbOut = ++this.hbSeq;
+    // Three voters: never a lone controller.
+    const body = core.onHeartbeatSent(now, this.applied, false);
     const to = this.#controller();
     if (to === this.id) {
-      const r = this.ctl.heartbeat(this.id, this.applied);
+      const r = this.ctl.heartbeat(this.id, body.appliedIndex);
       this.#heartbeatAnswer(seq, r !== undefined, r?.fenced ?? true);
     } else if (to >= 0) {
-      this.#send(to, { t: "hb", inc: this.inc, seq, applied: this.applied });
+      this.#send(to, { t: "hb", inc: this.inc, seq, applied: body.appliedIndex });
     } else this.#heartbeatAnswer(seq, false, true); // "no controller known"
   }
 
   #heartbeatAnswer(seq: number, ok: boolean, fenced: boolean): void {
-    if (this.hbOut?.seq !== seq) return;
-    const sent = this.hbOut.at;
-    this.hbOut = null;
-    this.lastHbMs = this.env.now;
-    if (!ok) return;
-    if (!fenced) this.confirmedAt = Math.max(this.confirmedAt, sent);
-    if (fenced !== this.fenced) {
-      this.fenced = fenced;
-      this.reconcile(); // ReplicaManager.setCanLead
-    }
+    const sent = this.session.inFlight;
+    if (this.hbOut !== seq || sent === null) return;
+    this.hbOut = 0;
+    if (!ok) return this.session.onFailure(this.env.now);
+    if (this.session.onAnswer(sent, { fenced }, this.env.now)) this.reconcile(); // setCanLead
   }
 
   /** ReplicaManager.propose: an AlterPartition call to the controller. */
@@ -567,7 +577,7 @@ export class Broker {
       this.#log(
         `broker ${this.id} acks ${w.ids} as a zombie (epoch ${this.leaderEpoch}, replaced ${
           this.env.now - since
-        } ms ago, lease from ${this.confirmedAt})`,
+        } ms ago, lease from ${this.session.confirmedAt})`,
       );
     }
     this.env.counts.acked += w.ids.length;

@@ -31,8 +31,6 @@ export const FETCH_TIMEOUT_MS = 500;
 export const MAX_FETCH_RECORDS = 4;
 export const PREFERRED_EVERY_MS = 1000;
 export const CHECKPOINT_MS = 1000;
-/** SessionClient's heartbeat call timeout: max(1000, 4 * heartbeatMs). */
-export const HEARTBEAT_TIMEOUT_MS = 1000;
 /** registerBroker: a failed or unanswered registration is tried again after this. */
 export const REGISTER_RETRY_MS = 300;
 /** The metadata quorum's Raft options: production's ratios (election 1 s vs session 3 s). */
