@@ -2,6 +2,7 @@
 // fetches, appends what comes back (ReplicaManager.applyFetched), syncs, and fetches again; a
 // replica far behind asks for its next records before appending these (fetchAhead).
 import type { CallResult, PeerLink } from "../cluster/peer-link.ts";
+import { alignAnswer, FetchSessionClient, partitionKey } from "./fetch-session.ts";
 import { fetchAhead, type ReplicaFetchPartition, type ReplicaFetchResult } from "./follower.ts";
 import type { Replica } from "./replica.ts";
 import type { ReplicaManager } from "./replica-manager.ts";
@@ -11,6 +12,8 @@ export const FETCH_WAIT_MS = 500;
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
+const replicaKey = (r: Replica): string => partitionKey(r.topicId, r.partition);
+
 /** One leader's partitions followed here: fetch, apply, sync, fetch again. */
 export class Fetcher {
   #parts = new Set<Replica>();
@@ -19,6 +22,8 @@ export class Fetcher {
   /** The replicas of the fetch in flight (null: none), and whether it was asked to end. */
   #inFlight: ReadonlySet<Replica> | null = null;
   #wakeSent = false;
+  /** Names only the partitions whose position changed since the last fetch (fetch-session.ts). */
+  readonly #session = new FetchSessionClient<Replica>();
 
   constructor(readonly leader: number, readonly link: PeerLink, readonly mgr: ReplicaManager) {}
 
@@ -97,25 +102,42 @@ export class Fetcher {
         res = await call;
       } catch (e) {
         this.#inFlight = null;
+        // The leader may or may not have applied the lost request: start the session afresh.
+        this.#session.reset();
         if (this.#stopped) return;
         this.mgr.log.debug("replica fetch failed", { leader: this.leader, error: String(e) });
         await Bun.sleep(200);
         continue;
       }
       this.#inFlight = null;
-      const results = (res.body as { results?: unknown } | null)?.results;
-      if (!Array.isArray(results) || results.length !== parts.length) {
+      const answer = (res.body ?? {}) as {
+        results?: unknown;
+        session?: unknown;
+        errorCode?: unknown;
+      };
+      // A session the leader no longer knows (it restarted, or a request was lost): at once, in
+      // full.
+      if (Array.isArray(answer.results) && !this.#session.answered(answer)) continue;
+      // In a session the answer names only the partitions with news: lined up with `parts`
+      // again (undefined: nothing new), as a full answer is.
+      const aligned = Array.isArray(answer.results)
+        ? alignAnswer(parts, replicaKey, answer.results as ReplicaFetchResult[], res.tail)
+        : undefined;
+      if (aligned === undefined) {
+        this.#session.reset();
         await Bun.sleep(200);
         continue;
       }
-      ahead = this.#fetchAhead(parts, req, results as ReplicaFetchResult[], res.tail);
+      const { results, tail } = aligned;
+      ahead = this.#fetchAhead(parts, req, results, tail);
       let at = 0;
       const synced: Promise<void>[] = [];
       for (let i = 0; i < parts.length; i++) {
         const r = parts[i];
-        const x = results[i] as ReplicaFetchResult;
-        const n = isInt(x?.bytes) && x.bytes >= 0 ? x.bytes : 0;
-        const records = res.tail.subarray(at, at + n);
+        const x = results[i];
+        if (x === undefined) continue;
+        const n = isInt(x.bytes) && x.bytes >= 0 ? x.bytes : 0;
+        const records = tail.subarray(at, at + n);
         at += n;
         // The replica changed role or epoch while the fetch was out: the answer is stale.
         if (r.isLeader || r.leader !== this.leader || r.leaderEpoch !== req[i].currentLeaderEpoch) {
@@ -153,6 +175,8 @@ export class Fetcher {
         void ahead.call.then((a) => a.release?.(), () => {});
         ahead = undefined;
         this.#inFlight = null;
+        // The leader took the dropped fetch's positions into the session; its answer is unread.
+        this.#session.reset();
       }
       if (synced.length > 0) await Promise.all(synced);
     }
@@ -162,11 +186,16 @@ export class Fetcher {
     this.#inFlight = new Set(parts);
     this.#wakeSent = false;
     this.mgr.stats.fetchesSent++;
+    const s = this.#session.build(parts, req);
+    const body = {
+      maxWaitMs: FETCH_WAIT_MS,
+      partitions: s.partitions,
+      session: s.session,
+      forgotten: s.forgotten,
+    };
     return this.link.call(
       "replicaFetch",
-      this.mgr.leaving
-        ? { maxWaitMs: FETCH_WAIT_MS, partitions: req, leaving: true }
-        : { maxWaitMs: FETCH_WAIT_MS, partitions: req },
+      this.mgr.leaving ? { ...body, leaving: true } : body,
       5000,
     );
   }
@@ -179,7 +208,7 @@ export class Fetcher {
   #fetchAhead(
     parts: Replica[],
     req: ReplicaFetchPartition[],
-    results: ReplicaFetchResult[],
+    results: (ReplicaFetchResult | undefined)[],
     tail: Uint8Array,
   ): Ahead | undefined {
     const next: ReplicaFetchPartition[] = [];
@@ -187,7 +216,8 @@ export class Fetcher {
     for (let i = 0; i < parts.length; i++) {
       const r = parts[i];
       const x = results[i];
-      const n = isInt(x?.bytes) && x.bytes >= 0 ? x.bytes : 0;
+      if (x === undefined) return undefined; // nothing new for it: not a bulk copy
+      const n = isInt(x.bytes) && x.bytes >= 0 ? x.bytes : 0;
       const q = req[i];
       const to = fetchAhead(q.fetchOffset, x, tail.subarray(at, at + n));
       at += n;

@@ -14,6 +14,13 @@ import {
   type ReplicaFetchPartition,
   type ReplicaFetchResult,
 } from "./follower.ts";
+import {
+  FetchSessionCache,
+  type ForgottenPartition,
+  mustAnswer,
+  type SessionPartition,
+  type SessionRef,
+} from "./fetch-session.ts";
 import type { IsrProposal } from "./leader.ts";
 import type { Replica } from "./replica.ts";
 import { FETCH_WAIT_MS, Fetcher } from "./fetcher.ts";
@@ -95,6 +102,20 @@ export function bulkWait(
   return Math.min(turn.at - now, MAX_BULK_WAIT_MS);
 }
 
+function parseSession(v: unknown): SessionRef | undefined {
+  const o = v as Record<string, unknown> | null;
+  if (o === null || typeof o !== "object") return undefined;
+  if (!isInt(o.id) || !isInt(o.epoch) || o.id < 0 || o.epoch < 0) return undefined;
+  return { id: o.id, epoch: o.epoch };
+}
+
+function parseForgotten(v: unknown): ForgottenPartition | undefined {
+  const o = v as Record<string, unknown> | null;
+  if (o === null || typeof o !== "object") return undefined;
+  if (typeof o.topicId !== "string" || !isInt(o.partition)) return undefined;
+  return { topicId: o.topicId, partition: o.partition };
+}
+
 export interface ReplicationStats {
   fetchesServed: number;
   bytesServed: number;
@@ -124,6 +145,8 @@ export class ReplicaManager implements ReplicationHooks {
   /** Bytes/s for a reassignment that sets none (--reassignment-throttle); 0: unthrottled. */
   defaultReassignThrottle = 0;
   readonly #fetchers = new Map<number, Fetcher>();
+  /** Followers' incremental fetch sessions with this broker as their leader. */
+  readonly #sessions = new FetchSessionCache();
   #timer: ReturnType<typeof setInterval> | undefined;
   #checkpointTimer: ReturnType<typeof setInterval> | undefined;
   #checkpointed = new Map<string, number>();
@@ -207,7 +230,10 @@ export class ReplicaManager implements ReplicationHooks {
     this.#timer = setInterval(() => {
       for (const r of this.partitions.partitions()) r.tick();
       // A leader whose address was unknown at the last change gets its fetcher now.
-      if (++ticks % 5 === 0) this.#refreshFetchers();
+      if (++ticks % 5 === 0) {
+        this.#refreshFetchers();
+        this.#sessions.expire(performance.now());
+      }
     }, TICK_MS);
   }
 
@@ -387,11 +413,40 @@ export class ReplicaManager implements ReplicationHooks {
     if (list === undefined || list.length > MAX_PARTITIONS_PER_FETCH) {
       throw new Error("bad replicaFetch request");
     }
-    const wanted: ReplicaFetchPartition[] = [];
+    const listed: ReplicaFetchPartition[] = [];
     for (const v of list) {
       const p = parseFetchPartition(v);
       if (p === undefined) throw new Error("bad replicaFetch partition");
-      wanted.push(p);
+      listed.push(p);
+    }
+    // A fetch in a session names only what changed; the session holds the rest (fetch-session.ts).
+    // Without one (a broker of an older version), the fetch lists every partition, as before.
+    let wanted = listed;
+    let session: { id: number; parts: SessionPartition[]; named: Set<string> } | undefined;
+    if (b.session !== undefined) {
+      const ref = parseSession(b.session);
+      const gone = b.forgotten ?? [];
+      if (ref === undefined || !Array.isArray(gone) || gone.length > MAX_PARTITIONS_PER_FETCH) {
+        throw new Error("bad replicaFetch session");
+      }
+      const forgotten: ForgottenPartition[] = [];
+      for (const v of gone) {
+        const f = parseForgotten(v);
+        if (f === undefined) throw new Error("bad replicaFetch forgotten partition");
+        forgotten.push(f);
+      }
+      const opened = this.#sessions.open(
+        from,
+        { session: ref, partitions: listed, forgotten },
+        performance.now(),
+      );
+      if ("errorCode" in opened) return { body: { errorCode: opened.errorCode, results: [] } };
+      const parts = [...opened.session.parts.values()];
+      if (parts.length > MAX_PARTITIONS_PER_FETCH) {
+        throw new Error("replicaFetch session too large");
+      }
+      session = { id: opened.session.id, parts, named: opened.named };
+      wanted = parts.map((p) => p.q);
     }
     const maxWait = isInt(b.maxWaitMs) ? Math.min(Math.max(b.maxWaitMs, 0), 5000) : FETCH_WAIT_MS;
     // A follower may be proposed for an ISR only while its broker is unfenced (as the metadata
@@ -447,10 +502,25 @@ export class ReplicaManager implements ReplicationHooks {
         if (any || left <= 0 || this.#stopped || ended) {
           if (extra > 0) this.#bulkTurn.set(from, { at: now + (now - t0), next: goesOn });
           else this.#bulkTurn.delete(from);
-          const tail = tails.flat();
           this.stats.fetchesServed++;
-          for (const t of tail) this.stats.bytesServed += t.length;
-          return { body: { results }, tail };
+          if (session === undefined) {
+            const tail = tails.flat();
+            for (const t of tail) this.stats.bytesServed += t.length;
+            return { body: { results }, tail };
+          }
+          // In a session, only what the follower does not know yet goes back.
+          const told: ReplicaFetchResult[] = [];
+          const tail: Uint8Array[] = [];
+          for (let i = 0; i < results.length; i++) {
+            const p = session.parts[i];
+            if (!mustAnswer(p, results[i], session.named.has(p.key))) continue;
+            told.push(results[i]);
+            for (const t of tails[i]) {
+              tail.push(t);
+              this.stats.bytesServed += t.length;
+            }
+          }
+          return { body: { results: told, session: { id: session.id } }, tail };
         }
         if (parked === undefined) {
           parked = this.#parkedBy.get(from);
