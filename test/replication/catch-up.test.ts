@@ -200,6 +200,18 @@ test("leader: a throttled copy gets no more than its share", async () => {
   }
 });
 
+/** A follower's replica of t-0 (leader 1, leader epoch 3) over a fake log. */
+const followerReplica = (log: Record<string, unknown>) =>
+  ({
+    isLeader: false,
+    leader: 1,
+    leaderEpoch: 3,
+    topicId: "tid",
+    topic: "t",
+    partition: 0,
+    log,
+  }) as unknown as Replica;
+
 /**
  * A follower's replica whose fetches come from a fake leader `leaderEnd` offsets ahead: each
  * answer brings 10 offsets. Syncs finish only when the test says so.
@@ -208,27 +220,19 @@ function followerSetup(leaderEnd: number) {
   let end = 0;
   let durable = 0;
   const syncs: (() => void)[] = [];
-  const r = {
-    isLeader: false,
-    leader: 1,
-    leaderEpoch: 3,
-    topicId: "tid",
-    topic: "t",
-    partition: 0,
-    log: {
-      logEndOffset: () => end,
-      latestEpoch: () => 3,
-      durableEndOffset: () => durable,
-      logStartOffset: () => 0,
-      waitDurable: (o: number) =>
-        new Promise<void>((resolve) =>
-          syncs.push(() => {
-            durable = Math.max(durable, o);
-            resolve();
-          })
-        ),
-    },
-  } as unknown as Replica;
+  const r = followerReplica({
+    logEndOffset: () => end,
+    latestEpoch: () => 3,
+    durableEndOffset: () => durable,
+    logStartOffset: () => 0,
+    waitDurable: (o: number) =>
+      new Promise<void>((resolve) =>
+        syncs.push(() => {
+          durable = Math.max(durable, o);
+          resolve();
+        })
+      ),
+  });
   const fetched: number[] = [];
   const link = {
     call(_method: string, body: { partitions: { fetchOffset: number }[] }) {
@@ -288,21 +292,13 @@ function pipelineSetup(appendOk: (n: number) => boolean = () => true) {
   let end = 0;
   let epoch = -1;
   const events: string[] = [];
-  const r = {
-    isLeader: false,
-    leader: 1,
-    leaderEpoch: 3,
-    topicId: "tid",
-    topic: "t",
-    partition: 0,
-    log: {
-      logEndOffset: () => end,
-      latestEpoch: () => epoch,
-      durableEndOffset: () => end,
-      logStartOffset: () => 0,
-      waitDurable: () => Promise.resolve(),
-    },
-  } as unknown as Replica;
+  const r = followerReplica({
+    logEndOffset: () => end,
+    latestEpoch: () => epoch,
+    durableEndOffset: () => end,
+    logStartOffset: () => 0,
+    waitDurable: () => Promise.resolve(),
+  });
   const answer = (from: number) => {
     const parts: Uint8Array[] = [];
     for (let o = from; o < Math.min(from + 128, leaderEnd); o += 4) {
@@ -359,14 +355,18 @@ function pipelineSetup(appendOk: (n: number) => boolean = () => true) {
   type Args = ConstructorParameters<typeof Fetcher>;
   const f = new Fetcher(1, link as unknown as Args[1], mgr as unknown as Args[2]);
   f.set([r]);
-  return { f, events, end: () => end };
+  /** Follow until the log reaches the leader's end (or `tries` looks), then stop. */
+  const copy = async (tries: number) => {
+    f.start();
+    for (let i = 0; i < tries && end < leaderEnd; i++) await Bun.sleep(5);
+    f.stop();
+  };
+  return { copy, events, end: () => end };
 }
 
 test("follower: a bulk copy asks for its next records before appending these, never past the end", async () => {
-  const { f, events, end } = pipelineSetup();
-  f.start();
-  for (let i = 0; i < 100 && end() < 512; i++) await Bun.sleep(5);
-  f.stop();
+  const { copy, events, end } = pipelineSetup();
+  await copy(100);
   expect(end()).toBe(512);
   // Each fetch while behind goes out before the answer before it is appended; the answer that
   // reaches the leader's end is appended before the next fetch (which then reports it synced).
@@ -386,10 +386,8 @@ test("follower: a bulk copy asks for its next records before appending these, ne
 test("follower: an early fetch whose append did not go through is dropped, and asked again", async () => {
   // The second append is refused: the answer fetched early from 256 is not applied; the
   // follower asks again from where its log really ends.
-  const { f, events, end } = pipelineSetup((n) => n !== 1);
-  f.start();
-  for (let i = 0; i < 200 && end() < 512; i++) await Bun.sleep(5);
-  f.stop();
+  const { copy, events, end } = pipelineSetup((n) => n !== 1);
+  await copy(200);
   expect(end()).toBe(512);
   expect(events.slice(0, 6)).toEqual([
     "fetch 0",

@@ -9,13 +9,13 @@ import { silentLog } from "./fakes.ts";
 type Args = ConstructorParameters<typeof ControllerService>;
 type Handler = (from: number, body: unknown) => Promise<{ body: unknown }>;
 
-function setup(partitions: number, fenced: number[] = []) {
-  const handlers = new Map<string, Handler>();
+/** The controller's broker as far as these tests go: `commit` is how one append commits. */
+function fakeCluster(
+  handlers: Map<string, Handler>,
+  commit: (rec: Record<string, unknown>) => Promise<void>,
+) {
   let applied = 10;
-  let pending = 0;
-  let maxPending = 0;
-  const appended: unknown[] = [];
-  const cluster = {
+  return {
     nodeId: 0,
     isController: () => true,
     controllerTerm: () => 1,
@@ -24,15 +24,25 @@ function setup(partitions: number, fenced: number[] = []) {
     handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
     onPeerClosed() {},
     onBeforeRegister() {},
-    // A commit takes a while; every append waiting at once is one batch.
-    async appendAsController(rec: unknown) {
-      appended.push(rec);
-      maxPending = Math.max(maxPending, ++pending);
-      await Bun.sleep(20);
-      pending--;
+    async appendAsController(rec: Record<string, unknown>) {
+      await commit(rec);
       return ++applied;
     },
   };
+}
+
+function setup(partitions: number, fenced: number[] = []) {
+  const handlers = new Map<string, Handler>();
+  let pending = 0;
+  let maxPending = 0;
+  const appended: unknown[] = [];
+  // A commit takes a while; every append waiting at once is one batch.
+  const cluster = fakeCluster(handlers, async (rec) => {
+    appended.push(rec);
+    maxPending = Math.max(maxPending, ++pending);
+    await Bun.sleep(20);
+    pending--;
+  });
   const meta = {
     topicDefaults: {},
     listBrokers: () =>
@@ -125,7 +135,6 @@ test("a move completes as soon as its new replica's ISR change commits, not at t
   // proposal to add it commits, the completion is the controller's next event. The periodic
   // check (every 250 ms) ran once at the first tick and found nothing to do.
   const handlers = new Map<string, Handler>();
-  let applied = 10;
   const p = {
     partition: 0,
     leader: 0,
@@ -138,25 +147,14 @@ test("a move completes as soon as its new replica's ISR change commits, not at t
       | null,
   };
   const appended: { at: number; rec: Record<string, unknown> }[] = [];
-  const cluster = {
-    nodeId: 0,
-    isController: () => true,
-    controllerTerm: () => 1,
-    appliedIndex: () => applied,
-    peerConnected: () => true,
-    handleCall: (m: string, fn: Handler) => handlers.set(m, fn),
-    onPeerClosed() {},
-    onBeforeRegister() {},
-    async appendAsController(rec: Record<string, unknown>) {
-      await Bun.sleep(5);
-      appended.push({ at: performance.now(), rec });
-      for (const k of ["leader", "leaderEpoch", "isr", "replicas", "reassignment"] as const) {
-        if (rec[k] !== undefined) (p as Record<string, unknown>)[k] = rec[k];
-      }
-      p.partitionEpoch++;
-      return ++applied;
-    },
-  };
+  const cluster = fakeCluster(handlers, async (rec) => {
+    await Bun.sleep(5);
+    appended.push({ at: performance.now(), rec });
+    for (const k of ["leader", "leaderEpoch", "isr", "replicas", "reassignment"] as const) {
+      if (rec[k] !== undefined) (p as Record<string, unknown>)[k] = rec[k];
+    }
+    p.partitionEpoch++;
+  });
   const meta = {
     topicDefaults: {},
     topicConfig: () => ({ minInsyncReplicas: 1 }),
