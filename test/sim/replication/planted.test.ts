@@ -16,13 +16,16 @@ const CAUGHT: [PlantedBug, number, RegExp, ReplicationRunOptions?][] = [
   ["shrink-counts-before-commit", 200, /^\(1\)|^\(3\)/],
   ["no-epoch-on-takeover", 300, /^\(3\)|^\(1\)|^\(2\)/],
   ["elect-outside-isr", 200, /^\(5\)|^\(1\)/],
-  ["position-from-log-end", 300, /^\(1\)|^\(3\)/],
+  // Seed 304 since a new controller's first deadline outlasts its predecessor's leases (fewer
+  // brokers fenced right after a controller change; 1.4 s here, was 750 ms): within 300 before.
+  ["position-from-log-end", 600, /^\(1\)|^\(3\)/],
   ["rejoin-below-hw", 400, /^\(1\)|^\(3\)/],
   // A diverged follower never repaired also never rejoins the ISR (liveness).
   ["divergence-ignores-shorter-epoch", 200, /^\(2\)|^\(1\)|^\(3\)|liveness/],
   // Rare now: the lease stops a resumed zombie's new writes, and metadata reaches leaders by
   // Raft at once; it takes an AlterPartition call timing out while its record commits late.
-  ["refusal-forgets-addition", 2500, /^\(1\)|^\(2\)|^\(3\)/],
+  // Seed 4069 since the longer first deadline (within 2500 before).
+  ["refusal-forgets-addition", 5000, /^\(1\)|^\(2\)|^\(3\)/],
   ["election-keeps-leader-epoch", 50, /^\(5\)/],
   // Needs a controller deciding from a view without its predecessor's last records (seed 3681
   // since a leader waits JOIN_RETRY_MS to propose a refused follower again and a fenced broker
