@@ -71,8 +71,8 @@ function parseFetchPartition(v: unknown): ReplicaFetchPartition | undefined {
 }
 
 /**
- * A follower's bulk copy (the answer it got had more than the partitions' own shares): when the
- * leader may read its next bulk answer, and where each of its partitions goes on.
+ * A follower's bulk copy (a partition of the answer it got stopped at its share with more to
+ * copy): when the leader may read its next bulk answer, and where each such partition goes on.
  */
 export interface BulkTurn {
   at: number;
@@ -489,18 +489,16 @@ export class ReplicaManager implements ReplicationHooks {
         // got its own 1 MiB first.
         let bulk = BULK_RESPONSE_BYTES - (RESPONSE_MAX_BYTES - budget);
         const goesOn = new Set<string>();
-        let extra = 0;
         for (const { i, next } of more) {
           const q = wanted[i];
           const got = bulk > 0 ? this.#serveMore(q, next, results[i], tails[i], bulk) : undefined;
           bulk -= got?.added ?? 0;
-          extra += got?.added ?? 0;
           goesOn.add(bulkKey(q.topicId, q.partition, got?.next ?? next));
         }
         const now = performance.now();
         const left = deadline - now;
         if (any || left <= 0 || this.#stopped || ended) {
-          if (extra > 0) this.#bulkTurn.set(from, { at: now + (now - t0), next: goesOn });
+          if (more.length > 0) this.#bulkTurn.set(from, { at: now + (now - t0), next: goesOn });
           else this.#bulkTurn.delete(from);
           this.stats.fetchesServed++;
           if (session === undefined) {

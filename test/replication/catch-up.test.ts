@@ -21,7 +21,13 @@ type Handler = (
 ) => Promise<{ body: { results: ReplicaFetchResult[] }; tail: Uint8Array[] }>;
 
 async function leaderReplica(partition: number, batches: number, valueSize: number) {
-  const log = await new MemoryLogStore().openLog({ topic: "t", partition, topicId: "tid" });
+  // Batches up to 2 MiB (a topic's max.message.bytes may be raised past the 1 MiB share).
+  const log = await new MemoryLogStore().openLog({
+    topic: "t",
+    partition,
+    topicId: "tid",
+    config: { maxMessageBytes: 2 << 20 },
+  });
   const r = new Replica(
     "t",
     partition,
@@ -139,16 +145,20 @@ test("bulkWait: only a fetch that just goes on with bulk copies waits, for the t
 test("leader: a bulk copy's next fetch waits as long as its last answer held the loop", async () => {
   const far = await leaderReplica(1, 192, 16 * 1024);
   const near = await leaderReplica(0, 2, 100);
-  const { m, serve } = leaderOf([near, far]);
-  // The leader's clock moves only while it reads partition 1 (10 ms a read), so what an answer
-  // held is known exactly; and the wait is recorded, not slept.
+  // Batches of 1.2 MiB: an answer holds one, no more than its share fits beside it.
+  const big = await leaderReplica(2, 8, 300 * 1024);
+  const { m, serve } = leaderOf([near, far, big]);
+  // The leader's clock moves only while it reads partitions 1 and 2 (10 ms a read), so what an
+  // answer held is known exactly; and the wait is recorded, not slept.
   let now = 1000;
   const clock = spyOn(performance, "now").mockImplementation(() => now);
-  const read = far.log.read.bind(far.log);
-  far.log.read = (...a: Parameters<typeof read>) => {
-    now += 10;
-    return read(...a);
-  };
+  for (const r of [far, big]) {
+    const read = r.log.read.bind(r.log);
+    r.log.read = (...a: Parameters<typeof read>) => {
+      now += 10;
+      return read(...a);
+    };
+  }
   const sleep = spyOn(Bun, "sleep").mockImplementation(() => Promise.resolve());
   const endOf = (tail: Uint8Array[]) => baseOffsets(tail[tail.length - 1]).at(-1)! + 4;
   try {
@@ -173,6 +183,14 @@ test("leader: a bulk copy's next fetch waits as long as its last answer held the
     );
     await serve(2, { maxWaitMs: 0, partitions: [ask(1, 0)] }, new Uint8Array());
     expect(sleep).toHaveBeenCalledTimes(1);
+    // A copy whose every answer is one batch larger than its share waits too.
+    const t1 = now;
+    const c = await serve(2, { maxWaitMs: 0, partitions: [ask(2, 0)] }, new Uint8Array());
+    const heldC = now - t1;
+    expect(c.body.results[0].bytes).toBeGreaterThan(2 ** 20);
+    expect(baseOffsets(concat(...c.tail))).toEqual([0]);
+    await serve(2, { maxWaitMs: 0, partitions: [ask(2, endOf(c.tail))] }, new Uint8Array());
+    expect(sleep.mock.calls[1]).toEqual([heldC]);
   } finally {
     sleep.mockRestore();
     clock.mockRestore();
