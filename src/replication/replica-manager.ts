@@ -102,6 +102,17 @@ export function bulkWait(
   return Math.min(turn.at - now, MAX_BULK_WAIT_MS);
 }
 
+/** Every entry of a request's list, or the request is refused. */
+function parseAll<T>(list: unknown[], parse: (v: unknown) => T | undefined, what: string): T[] {
+  const out: T[] = [];
+  for (const v of list) {
+    const p = parse(v);
+    if (p === undefined) throw new Error(`bad replicaFetch ${what}`);
+    out.push(p);
+  }
+  return out;
+}
+
 function parseSession(v: unknown): SessionRef | undefined {
   const o = v as Record<string, unknown> | null;
   if (o === null || typeof o !== "object") return undefined;
@@ -413,12 +424,7 @@ export class ReplicaManager implements ReplicationHooks {
     if (list === undefined || list.length > MAX_PARTITIONS_PER_FETCH) {
       throw new Error("bad replicaFetch request");
     }
-    const listed: ReplicaFetchPartition[] = [];
-    for (const v of list) {
-      const p = parseFetchPartition(v);
-      if (p === undefined) throw new Error("bad replicaFetch partition");
-      listed.push(p);
-    }
+    const listed = parseAll(list, parseFetchPartition, "partition");
     // A fetch in a session names only what changed; the session holds the rest (fetch-session.ts).
     // Without one (a broker of an older version), the fetch lists every partition, as before.
     let wanted = listed;
@@ -429,12 +435,7 @@ export class ReplicaManager implements ReplicationHooks {
       if (ref === undefined || !Array.isArray(gone) || gone.length > MAX_PARTITIONS_PER_FETCH) {
         throw new Error("bad replicaFetch session");
       }
-      const forgotten: ForgottenPartition[] = [];
-      for (const v of gone) {
-        const f = parseForgotten(v);
-        if (f === undefined) throw new Error("bad replicaFetch forgotten partition");
-        forgotten.push(f);
-      }
+      const forgotten = parseAll(gone, parseForgotten, "forgotten partition");
       const opened = this.#sessions.open(
         from,
         { session: ref, partitions: listed, forgotten },
