@@ -288,7 +288,7 @@ export async function startBroker(cfg: BrokerConfig, log: Logger): Promise<Broke
       meta,
       log.child({ component: "controller" }),
       {
-        sessions: { sessionTimeoutMs: cfg.brokerSessionTimeoutMs },
+        sessions: { sessionTimeoutMs: cfg.brokerSessionTimeoutMs, electionMs: cluster.electionMs },
         autoLeaderRebalance: cfg.autoLeaderRebalance,
         reassignMaxConcurrent: cfg.reassignmentMaxConcurrent,
       },

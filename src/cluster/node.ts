@@ -30,7 +30,13 @@ import { nextMembershipChange, type VoterTarget } from "./raft/controller.ts";
 import { RaftError, RaftMetadataLog } from "./raft/metadata-log.ts";
 import { RaftNode } from "./raft/node.ts";
 import type { RaftTransport } from "./raft/storage.ts";
-import { NONE, type PersistedState, type RaftOptions, type Role } from "./raft/types.ts";
+import {
+  DEFAULT_OPTIONS as RAFT_DEFAULTS,
+  NONE,
+  type PersistedState,
+  type RaftOptions,
+  type Role,
+} from "./raft/types.ts";
 import { decodeSwim, encodeSwim } from "./swim/codec.ts";
 import type { SwimConfig } from "./swim/config.ts";
 import { SwimNode } from "./swim/node.ts";
@@ -528,6 +534,11 @@ export class ClusterService {
   /** Whether `id` holds a connection to this broker now (see ClusterNet.peerConnected). */
   peerConnected(id: number): boolean {
     return this.#net.peerConnected(id);
+  }
+
+  /** The metadata quorum's base election timeout (Raft `electionMs`), as this broker runs it. */
+  get electionMs(): number {
+    return this.#o.raft?.electionMs ?? RAFT_DEFAULTS.electionMs;
   }
 
   quorumSize(): number {
